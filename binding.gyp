@@ -1,0 +1,31 @@
+{
+  "targets": [
+    {
+      "target_name": "procpin",
+      "sources": [
+        "native/binding.cc",
+        "native/sys.cc",
+        "native/primitives.cc",
+        "native/flock_wait.cc",
+        "native/spawn_core.cc",
+        "native/child.cc",
+        "native/sweep_core.cc",
+        "native/sweep.cc"
+      ],
+      "dependencies": ["<!(node -p \"require('node-addon-api').targets\"):node_addon_api"],
+      "defines": ["NAPI_VERSION=8", "_GNU_SOURCE"],
+      "cflags!": ["-fno-exceptions"],
+      "cflags_cc!": ["-fno-exceptions", "-std=gnu++17"],
+      "cflags": ["-Wall", "-Wextra", "-Werror", "-fstack-protector-strong", "-fvisibility=hidden", "-fno-exceptions"],
+      "cflags_cc": ["-std=gnu++17", "-Wall", "-Wextra", "-Werror", "-fstack-protector-strong", "-fvisibility=hidden", "-fno-exceptions"],
+      "ldflags": ["-Wl,-z,relro,-z,now"],
+      "conditions": [
+        ["'<!(node -p \"process.env.PROCPIN_SANITIZE || ''\")'!=''", {
+          "cflags": ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=undefined"],
+          "cflags_cc": ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=undefined"],
+          "ldflags": ["-fsanitize=address,undefined"]
+        }]
+      ]
+    }
+  ]
+}

@@ -1,0 +1,76 @@
+/**
+ * The typed native boundary: exactly what the addon exports, loaded once. Native functions
+ * return a negative errno instead of throwing; {@link ./errors} turns that into an Error.
+ * @internal
+ * @module
+ */
+import * as path from 'node:path';
+
+/** A raw `siginfo_t` as the addon reports it. */
+export interface RawWaitInfo {
+  pid: number;
+  uid: number;
+  code: number;
+  status: number;
+}
+
+export interface NativeConstants {
+  readonly P_ALL: number;
+  readonly P_PID: number;
+  readonly P_PGID: number;
+  readonly P_PIDFD: number;
+  readonly WEXITED: number;
+  readonly WSTOPPED: number;
+  readonly WCONTINUED: number;
+  readonly WNOHANG: number;
+  readonly WNOWAIT: number;
+  readonly CLD_EXITED: number;
+  readonly CLD_KILLED: number;
+  readonly CLD_DUMPED: number;
+  readonly CLD_TRAPPED: number;
+  readonly CLD_STOPPED: number;
+  readonly CLD_CONTINUED: number;
+  readonly PIDFD_NONBLOCK: number;
+  readonly PIDFD_SIGNAL_THREAD: number;
+  readonly PIDFD_SIGNAL_THREAD_GROUP: number;
+  readonly PIDFD_SIGNAL_PROCESS_GROUP: number;
+  readonly CLOSE_RANGE_UNSHARE: number;
+  readonly CLOSE_RANGE_CLOEXEC: number;
+  readonly LOCK_SH: number;
+  readonly LOCK_EX: number;
+  readonly LOCK_UN: number;
+  readonly LOCK_NB: number;
+}
+
+/** The addon's exports. Every `number` result below 0 is `-errno`. */
+export interface NativeBinding {
+  readonly constants: NativeConstants;
+  // Layer 1 (native/primitives.cc)
+  pidfdOpen(pid: number, flags: number): number;
+  pidfdSendSignal(pidfd: number, signal: number, flags: number): number;
+  waitid(idtype: number, id: number, options: number): RawWaitInfo | null | number;
+  closeRange(first: number, last: number, flags: number): number;
+  closeRangeLoop(first: number, last: number, flags: number): number;
+  flock(fd: number, operation: number): number;
+  setPdeathsig(signal: number): number;
+  getPdeathsig(): number;
+  setChildSubreaper(on: boolean): number;
+  getChildSubreaper(): number;
+  sigchldIgnored(): number;
+  hasPidfdGroupSignal(): boolean;
+  strerror(errno: number): string;
+  // Layer 1 (native/flock_wait.cc): the callback gets 0, -ECANCELED or -errno.
+  flockWait(fd: number, operation: number, callback: (result: number) => void): number;
+  flockCancel(id: number): boolean;
+}
+
+function load(): NativeBinding {
+  // PROCPIN_BINDING names a specific build (the cmake-js or sanitizer build, in tests).
+  const explicit = process.env['PROCPIN_BINDING'];
+  if (explicit) return require(path.resolve(explicit)) as NativeBinding;
+  const nodeGypBuild = require('node-gyp-build') as (dir: string) => unknown;
+  return nodeGypBuild(path.join(__dirname, '..')) as NativeBinding;
+}
+
+/** The loaded addon. */
+export const binding: NativeBinding = load();

@@ -1,0 +1,22 @@
+/**
+ * procpin: Linux process lifecycle for Node. Nothing you start outlives you, you never signal a
+ * stranger, and a dead owner's leftovers get swept.
+ * @module procpin
+ */
+export {
+  constants,
+  waitid,
+  pidfdOpen,
+  pidfdSendSignal,
+  setParentDeathSignal,
+  getParentDeathSignal,
+  setChildSubreaper,
+  isChildSubreaper,
+  closeRange,
+  flockSync,
+  flock,
+  tryLock,
+} from './primitives';
+export type { Signal, FlockOptions } from './primitives';
+export type { WaitInfo, WaitCode } from './waitinfo';
+export type { ProcpinSystemError } from './errors';

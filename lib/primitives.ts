@@ -1,0 +1,211 @@
+/**
+ * SPEC Layer 1: the kernel's process-lifecycle primitives with their exact semantics. Each
+ * function validates its arguments, makes one syscall, and throws a Node-shaped Error on failure.
+ * @module
+ */
+import { binding } from './binding';
+import { abortError, check, errnoException } from './errors';
+import { toWaitInfo, type WaitInfo } from './waitinfo';
+import {
+  INT32_MAX,
+  UINT32_MAX,
+  invalidArgValue,
+  validateAbortSignal,
+  validateBoolean,
+  validateFd,
+  validateInteger,
+  validateObject,
+  validatePid,
+  validateSignal,
+} from './validate';
+
+/** A signal by name (`'SIGTERM'`) or number. */
+export type Signal = NodeJS.Signals | `SIGRTMIN+${number}` | `SIGRTMAX-${number}` | number;
+
+/** Kernel constants for the calls below. */
+export const constants = Object.freeze({ ...binding.constants });
+const { LOCK_SH, LOCK_EX, LOCK_UN, LOCK_NB, P_ALL, P_PID, P_PGID, P_PIDFD } = constants;
+
+/**
+ * `waitid(2)`. Returns what it reported, or `null` when `WNOHANG` found no child to report.
+ * With `WNOWAIT` the child is left waitable (a zombie stays a zombie). Without `WNOHANG` this
+ * blocks the calling thread until a child changes state: the caller chose it.
+ *
+ * Beware `P_ALL` without `WNOWAIT`: it can reap a child that `child_process` started, whose
+ * `'exit'` then never fires.
+ *
+ * @example
+ * const info = waitid(constants.P_PIDFD, child.pidfd, constants.WEXITED | constants.WNOWAIT | constants.WNOHANG);
+ */
+export function waitid(idtype: number, id: number, options: number): WaitInfo | null {
+  validateInteger(idtype, 'idtype', 0, INT32_MAX, waitid);
+  if (idtype !== P_ALL && idtype !== P_PID && idtype !== P_PGID && idtype !== P_PIDFD) {
+    throw invalidArgValue('idtype', idtype, 'must be P_ALL, P_PID, P_PGID or P_PIDFD', waitid);
+  }
+  validateInteger(id, 'id', 0, UINT32_MAX, waitid);
+  validateInteger(options, 'options', 0, INT32_MAX, waitid);
+  const r = binding.waitid(idtype, id, options);
+  if (typeof r === 'number') {
+    throw errnoException(r, 'waitid', idtype === P_PIDFD ? { fd: id } : { pid: id }, waitid);
+  }
+  return r === null ? null : toWaitInfo(r);
+}
+
+/**
+ * `pidfd_open(2)`: a descriptor that refers to process `pid` (O_CLOEXEC, as the kernel makes
+ * it). `flags` may be `PIDFD_NONBLOCK`. Close it with `fs.closeSync`.
+ */
+export function pidfdOpen(pid: number, flags = 0): number {
+  validatePid(pid, 'pid', pidfdOpen);
+  validateInteger(flags, 'flags', 0, UINT32_MAX, pidfdOpen);
+  return check(binding.pidfdOpen(pid, flags), 'pidfd_open', { pid }, pidfdOpen);
+}
+
+/**
+ * `pidfd_send_signal(2)`: sends `signal` (0 probes) to the process behind `pidfd`. `flags` may
+ * be one of `PIDFD_SIGNAL_THREAD`, `PIDFD_SIGNAL_THREAD_GROUP`, `PIDFD_SIGNAL_PROCESS_GROUP`
+ * (Linux 6.9+; the group the pidfd's process leads, never a reused number).
+ */
+export function pidfdSendSignal(pidfd: number, signal: Signal | 0, flags = 0): void {
+  validateFd(pidfd, 'pidfd', pidfdSendSignal);
+  const sig = validateSignal(signal, 'signal', pidfdSendSignal, true);
+  validateInteger(flags, 'flags', 0, UINT32_MAX, pidfdSendSignal);
+  check(binding.pidfdSendSignal(pidfd, sig, flags), 'pidfd_send_signal', { fd: pidfd }, pidfdSendSignal);
+}
+
+/**
+ * `prctl(PR_SET_PDEATHSIG)`: the signal this process gets when the *thread* that created it
+ * exits (0 clears it). It is cleared by fork and by exec of a set-user-ID program.
+ */
+export function setParentDeathSignal(signal: Signal | 0): void {
+  const sig = validateSignal(signal, 'signal', setParentDeathSignal, true);
+  check(binding.setPdeathsig(sig), 'prctl', undefined, setParentDeathSignal);
+}
+
+/** `prctl(PR_GET_PDEATHSIG)`: the parent-death signal's number, 0 for none. */
+export function getParentDeathSignal(): number {
+  return check(binding.getPdeathsig(), 'prctl', undefined, getParentDeathSignal);
+}
+
+/**
+ * `prctl(PR_SET_CHILD_SUBREAPER)`: when on, orphaned descendants of this process are
+ * re-parented to it instead of to init, so it can wait for them.
+ */
+export function setChildSubreaper(on: boolean): void {
+  validateBoolean(on, 'on', setChildSubreaper);
+  check(binding.setChildSubreaper(on), 'prctl', undefined, setChildSubreaper);
+}
+
+/** `prctl(PR_GET_CHILD_SUBREAPER)`. */
+export function isChildSubreaper(): boolean {
+  return check(binding.getChildSubreaper(), 'prctl', undefined, isChildSubreaper) === 1;
+}
+
+/**
+ * `close_range(2)`: closes (or with `CLOSE_RANGE_CLOEXEC` marks close-on-exec) every descriptor
+ * from `first` to `last`. `CLOSE_RANGE_UNSHARE` unshares the descriptor table first. On a kernel
+ * without the syscall (< 5.9) an equivalent loop does the same, flags included. `first > last`
+ * or an unknown flag: `EINVAL`.
+ */
+export function closeRange(first: number, last = UINT32_MAX, flags = 0): void {
+  validateInteger(first, 'first', 0, UINT32_MAX, closeRange);
+  validateInteger(last, 'last', 0, UINT32_MAX, closeRange);
+  validateInteger(flags, 'flags', 0, UINT32_MAX, closeRange);
+  check(binding.closeRange(first, last, flags), 'close_range', undefined, closeRange);
+}
+
+function validateLockOperation(operation: unknown, caller: (...a: never[]) => unknown): number {
+  const op = validateInteger(operation, 'operation', 0, INT32_MAX, caller);
+  const base = op & ~LOCK_NB;
+  if (base !== LOCK_SH && base !== LOCK_EX && base !== LOCK_UN) {
+    throw invalidArgValue(
+      'operation',
+      operation,
+      'must be LOCK_SH, LOCK_EX or LOCK_UN, optionally with LOCK_NB',
+      caller,
+    );
+  }
+  return op;
+}
+
+/**
+ * `flock(2)`. Blocks the thread while another holder has the lock, unless `LOCK_NB` is given:
+ * then contention throws `EWOULDBLOCK` (`code: 'EAGAIN'`, the same number on Linux).
+ */
+export function flockSync(fd: number, operation: number): void {
+  validateFd(fd, 'fd', flockSync);
+  const op = validateLockOperation(operation, flockSync);
+  check(binding.flock(fd, op), 'flock', { fd }, flockSync);
+}
+
+/** Options of {@link flock}. */
+export interface FlockOptions {
+  /** Cancels the wait; the promise rejects with an `AbortError` and no lock is left taken. */
+  signal?: AbortSignal;
+}
+
+/**
+ * `flock(2)` that waits without blocking the event loop: the wait runs on a thread of its own
+ * (never on libuv's shared threadpool, so waiters cannot starve `fs`). With `LOCK_NB` it tries
+ * once. An `AbortSignal` interrupts the wait, and the promise rejects only once the waiting
+ * thread has let go, with no lock taken.
+ */
+export function flock(fd: number, operation: number, options: FlockOptions = {}): Promise<void> {
+  let op: number;
+  let signal: AbortSignal | undefined;
+  try {
+    validateFd(fd, 'fd', flock);
+    op = validateLockOperation(operation, flock);
+    validateObject(options, 'options', flock);
+    signal = validateAbortSignal(options.signal, 'options.signal', flock);
+  } catch (err) {
+    return Promise.reject(err);
+  }
+  if (signal?.aborted) return Promise.reject(abortError(signal));
+  if (op & LOCK_NB || (op & ~LOCK_NB) === LOCK_UN) {
+    const r = binding.flock(fd, op);
+    return r < 0 ? Promise.reject(errnoException(r, 'flock', { fd }, flock)) : Promise.resolve();
+  }
+  const err = new Error(); // holds the caller's stack for a later failure
+  Error.captureStackTrace(err, flock);
+  return new Promise<void>((resolve, reject) => {
+    let aborted = false;
+    const onAbort = () => {
+      aborted = true;
+      binding.flockCancel(id);
+    };
+    const id = binding.flockWait(fd, op, (r: number) => {
+      signal?.removeEventListener('abort', onAbort);
+      if (aborted) {
+        if (r === 0) binding.flock(fd, LOCK_UN); // taken just as the abort came: give it back
+        reject(abortError(signal));
+      } else if (r === 0) {
+        resolve();
+      } else {
+        const e = errnoException(r, 'flock', { fd });
+        e.stack = `${e.name}: ${e.message}${err.stack?.slice(err.stack.indexOf('\n')) ?? ''}`;
+        reject(e);
+      }
+    });
+    if (id < 0) {
+      reject(errnoException(id, 'flock', { fd }, flock));
+      return;
+    }
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/**
+ * Tries to take a `flock(2)` lock without waiting: `true` when taken, `false` when another
+ * open file description holds a conflicting lock. Other failures throw.
+ */
+export function tryLock(fd: number, mode: 'shared' | 'exclusive'): boolean {
+  validateFd(fd, 'fd', tryLock);
+  if (mode !== 'shared' && mode !== 'exclusive') {
+    throw invalidArgValue('mode', mode, "must be 'shared' or 'exclusive'", tryLock);
+  }
+  const r = binding.flock(fd, (mode === 'shared' ? LOCK_SH : LOCK_EX) | LOCK_NB);
+  if (r === -11 /* EWOULDBLOCK */) return false;
+  check(r, 'flock', { fd }, tryLock);
+  return true;
+}

@@ -1,0 +1,173 @@
+/**
+ * Argument validation, before any syscall, with Node's error codes and messages.
+ * @internal
+ * @module
+ */
+import * as os from 'node:os';
+import { inspect } from 'node:util';
+import { codedError } from './errors';
+
+type Caller = (...args: never[]) => unknown;
+
+function received(value: unknown): string {
+  if (value === null || value === undefined) return ` Received ${String(value)}`;
+  if (typeof value === 'function') return ` Received function ${value.name || '<anonymous>'}`;
+  if (typeof value === 'object') {
+    const ctor = (value as object).constructor;
+    if (ctor?.name) return ` Received an instance of ${ctor.name}`;
+    return ` Received ${inspect(value, { depth: -1 })}`;
+  }
+  let shown = inspect(value, { colors: false });
+  if (shown.length > 28) shown = `${shown.slice(0, 25)}...`;
+  return ` Received type ${typeof value} (${shown})`;
+}
+
+export function invalidArgType(name: string, expected: string, value: unknown, caller?: Caller) {
+  return codedError(
+    TypeError,
+    'ERR_INVALID_ARG_TYPE',
+    `The "${name}" argument must be ${expected}.${received(value)}`,
+    caller,
+  );
+}
+
+export function invalidArgValue(name: string, value: unknown, reason: string, caller?: Caller) {
+  let shown = inspect(value);
+  if (shown.length > 128) shown = `${shown.slice(0, 128)}...`;
+  return codedError(
+    TypeError,
+    'ERR_INVALID_ARG_VALUE',
+    `The argument '${name}' ${reason}. Received ${shown}`,
+    caller,
+  );
+}
+
+export function outOfRange(name: string, range: string, value: unknown, caller?: Caller) {
+  return codedError(
+    RangeError,
+    'ERR_OUT_OF_RANGE',
+    `The value of "${name}" is out of range. It must be ${range}. Received ${inspect(value)}`,
+    caller,
+  );
+}
+
+/** An integer in [min, max]. */
+export function validateInteger(
+  value: unknown,
+  name: string,
+  min: number,
+  max: number,
+  caller?: Caller,
+): number {
+  if (typeof value !== 'number') throw invalidArgType(name, 'of type number', value, caller);
+  if (!Number.isInteger(value)) throw outOfRange(name, 'an integer', value, caller);
+  if (value < min || value > max) throw outOfRange(name, `>= ${min} && <= ${max}`, value, caller);
+  return value;
+}
+
+export const INT32_MAX = 0x7fffffff;
+export const UINT32_MAX = 0xffffffff;
+
+export function validatePid(value: unknown, name: string, caller?: Caller): number {
+  return validateInteger(value, name, 1, INT32_MAX, caller);
+}
+
+export function validateFd(value: unknown, name: string, caller?: Caller): number {
+  return validateInteger(value, name, 0, INT32_MAX, caller);
+}
+
+export function validateBoolean(value: unknown, name: string, caller?: Caller): boolean {
+  if (typeof value !== 'boolean') throw invalidArgType(name, 'of type boolean', value, caller);
+  return value;
+}
+
+export function validateString(value: unknown, name: string, caller?: Caller): string {
+  if (typeof value !== 'string') throw invalidArgType(name, 'of type string', value, caller);
+  return value;
+}
+
+/** A string that can cross into C: no NUL byte. */
+export function validateCString(value: unknown, name: string, caller?: Caller): string {
+  const s = validateString(value, name, caller);
+  if (s.includes('\u0000')) {
+    throw invalidArgValue(name, value, 'must be a string without null bytes', caller);
+  }
+  return s;
+}
+
+export function validateObject<T extends object>(
+  value: unknown,
+  name: string,
+  caller?: Caller,
+): T {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw invalidArgType(name, 'of type object', value, caller);
+  }
+  return value as T;
+}
+
+export function validateAbortSignal(
+  value: unknown,
+  name: string,
+  caller?: Caller,
+): AbortSignal | undefined {
+  if (value === undefined) return undefined;
+  if (
+    value === null ||
+    typeof value !== 'object' ||
+    !('aborted' in value) ||
+    typeof (value as { addEventListener?: unknown }).addEventListener !== 'function'
+  ) {
+    throw invalidArgType(name, 'an instance of AbortSignal', value, caller);
+  }
+  return value as AbortSignal;
+}
+
+// Signals: os.constants.signals for the classic names; real-time ones as SIGRTMIN+n / SIGRTMAX-n
+// (glibc's SIGRTMIN is 34: the two below it are reserved by NPTL).
+const SIGRTMIN = 34;
+const SIGRTMAX = 64;
+const nameToNumber = new Map<string, number>();
+const numberToName = new Map<number, string>();
+for (const [name, num] of Object.entries(os.constants.signals)) {
+  nameToNumber.set(name, num);
+  if (!numberToName.has(num)) numberToName.set(num, name); // SIGABRT before SIGIOT, SIGIO before SIGPOLL
+}
+for (let n = SIGRTMIN; n <= SIGRTMAX; n++) {
+  const name = n - SIGRTMIN <= SIGRTMAX - n ? `SIGRTMIN+${n - SIGRTMIN}` : `SIGRTMAX-${SIGRTMAX - n}`;
+  nameToNumber.set(name, n);
+  numberToName.set(n, name);
+}
+nameToNumber.set('SIGRTMIN', SIGRTMIN);
+nameToNumber.set('SIGRTMAX', SIGRTMAX);
+numberToName.set(SIGRTMIN, 'SIGRTMIN');
+numberToName.set(SIGRTMAX, 'SIGRTMAX');
+
+/** The signal's name (`'SIGKILL'`), or null for 0 and unknown numbers. */
+export function signalName(num: number): string | null {
+  return numberToName.get(num) ?? null;
+}
+
+/** A signal given by name or number, as a number. 0 only where `allowZero`. */
+export function validateSignal(
+  value: unknown,
+  name: string,
+  caller?: Caller,
+  allowZero = false,
+): number {
+  if (typeof value === 'string') {
+    const n = nameToNumber.get(value);
+    if (n === undefined) throw unknownSignal(value, caller);
+    return n;
+  }
+  if (typeof value === 'number') {
+    if (allowZero && value === 0) return 0;
+    if (!Number.isInteger(value) || !numberToName.has(value)) throw unknownSignal(value, caller);
+    return value;
+  }
+  throw invalidArgType(name, 'of type string or number', value, caller);
+}
+
+function unknownSignal(value: unknown, caller?: Caller) {
+  return codedError(TypeError, 'ERR_UNKNOWN_SIGNAL', `Unknown signal: ${String(value)}`, caller);
+}

@@ -1,0 +1,7 @@
+#include "glue.h"
+
+namespace procpin {
+
+void InitChild(Napi::Env, Napi::Object) {}
+
+}  // namespace procpin

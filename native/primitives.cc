@@ -1,0 +1,163 @@
+// Glue for SPEC Layer 1: each function converts its arguments, makes one call into the syscall
+// core and returns the result, or the negative errno for lib/errors.ts to shape.
+#include <errno.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/wait.h>
+
+#include "glue.h"
+#include "sys.h"
+
+namespace procpin {
+
+namespace {
+
+Napi::Value PidfdOpen(const Napi::CallbackInfo& info) {
+  int32_t pid;
+  uint32_t flags;
+  if (!Int32Arg(info, 0, &pid) || !Uint32Arg(info, 1, &flags)) return Napi::Value();
+  return Result(info.Env(), sys::PidfdOpen(pid, flags));
+}
+
+Napi::Value PidfdSendSignal(const Napi::CallbackInfo& info) {
+  int32_t fd, sig;
+  uint32_t flags;
+  if (!Int32Arg(info, 0, &fd) || !Int32Arg(info, 1, &sig) || !Uint32Arg(info, 2, &flags)) {
+    return Napi::Value();
+  }
+  return Result(info.Env(), sys::PidfdSendSignal(fd, sig, flags));
+}
+
+// Returns { pid, uid, code, status } (code and status raw), null when WNOHANG found nothing, or
+// the negative errno.
+Napi::Value Waitid(const Napi::CallbackInfo& info) {
+  int32_t idtype, options;
+  uint32_t id;
+  if (!Int32Arg(info, 0, &idtype) || !Uint32Arg(info, 1, &id) || !Int32Arg(info, 2, &options)) {
+    return Napi::Value();
+  }
+  Napi::Env env = info.Env();
+  siginfo_t si;
+  memset(&si, 0, sizeof si);
+  int r = sys::Waitid(idtype, id, &si, options);
+  if (r < 0) return Result(env, r);
+  if (si.si_pid == 0) return env.Null();
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("pid", Napi::Number::New(env, si.si_pid));
+  o.Set("uid", Napi::Number::New(env, si.si_uid));
+  o.Set("code", Napi::Number::New(env, si.si_code));
+  o.Set("status", Napi::Number::New(env, si.si_status));
+  return o;
+}
+
+Napi::Value CloseRangeImpl(const Napi::CallbackInfo& info, bool loop) {
+  uint32_t first, last, flags;
+  if (!Uint32Arg(info, 0, &first) || !Uint32Arg(info, 1, &last) || !Uint32Arg(info, 2, &flags)) {
+    return Napi::Value();
+  }
+  return Result(info.Env(), loop ? sys::CloseRangeLoop(first, last, flags)
+                                 : sys::CloseRange(first, last, flags));
+}
+
+Napi::Value CloseRange(const Napi::CallbackInfo& info) { return CloseRangeImpl(info, false); }
+Napi::Value CloseRangeLoop(const Napi::CallbackInfo& info) { return CloseRangeImpl(info, true); }
+
+Napi::Value Flock(const Napi::CallbackInfo& info) {
+  int32_t fd, op;
+  if (!Int32Arg(info, 0, &fd) || !Int32Arg(info, 1, &op)) return Napi::Value();
+  return Result(info.Env(), sys::Flock(fd, op));
+}
+
+Napi::Value SetPdeathsig(const Napi::CallbackInfo& info) {
+  int32_t sig;
+  if (!Int32Arg(info, 0, &sig)) return Napi::Value();
+  return Result(info.Env(), sys::SetPdeathsig(sig));
+}
+
+Napi::Value GetPdeathsig(const Napi::CallbackInfo& info) {
+  return Result(info.Env(), sys::GetPdeathsig());
+}
+
+Napi::Value SetChildSubreaper(const Napi::CallbackInfo& info) {
+  if (info.Length() < 1 || !info[0].IsBoolean()) {
+    Napi::TypeError::New(info.Env(), "argument 0 must be a boolean").ThrowAsJavaScriptException();
+    return Napi::Value();
+  }
+  return Result(info.Env(), sys::SetChildSubreaper(info[0].As<Napi::Boolean>().Value()));
+}
+
+Napi::Value GetChildSubreaper(const Napi::CallbackInfo& info) {
+  return Result(info.Env(), sys::GetChildSubreaper());
+}
+
+Napi::Value SigchldIgnored(const Napi::CallbackInfo& info) {
+  return Result(info.Env(), sys::SigchldIgnored());
+}
+
+Napi::Value HasPidfdGroupSignal(const Napi::CallbackInfo& info) {
+  return Napi::Boolean::New(info.Env(), sys::HasPidfdGroupSignal());
+}
+
+// strerror(3) text for an errno, for the names and messages libuv's table lacks.
+Napi::Value Strerror(const Napi::CallbackInfo& info) {
+  int32_t e;
+  if (!Int32Arg(info, 0, &e)) return Napi::Value();
+  char buf[256];
+  const char* s = strerror_r(e < 0 ? -e : e, buf, sizeof buf);
+  return Napi::String::New(info.Env(), s);
+}
+
+Napi::Object Constants(Napi::Env env) {
+  Napi::Object c = Napi::Object::New(env);
+  auto set = [&](const char* name, double v) { c.Set(name, Napi::Number::New(env, v)); };
+  set("P_ALL", P_ALL);
+  set("P_PID", P_PID);
+  set("P_PGID", P_PGID);
+  set("P_PIDFD", sys::kPIdfd);
+  set("WEXITED", WEXITED);
+  set("WSTOPPED", WSTOPPED);
+  set("WCONTINUED", WCONTINUED);
+  set("WNOHANG", WNOHANG);
+  set("WNOWAIT", WNOWAIT);
+  set("CLD_EXITED", CLD_EXITED);
+  set("CLD_KILLED", CLD_KILLED);
+  set("CLD_DUMPED", CLD_DUMPED);
+  set("CLD_TRAPPED", CLD_TRAPPED);
+  set("CLD_STOPPED", CLD_STOPPED);
+  set("CLD_CONTINUED", CLD_CONTINUED);
+  set("PIDFD_NONBLOCK", sys::kPidfdNonblock);
+  set("PIDFD_SIGNAL_THREAD", sys::kPidfdSignalThread);
+  set("PIDFD_SIGNAL_THREAD_GROUP", sys::kPidfdSignalThreadGroup);
+  set("PIDFD_SIGNAL_PROCESS_GROUP", sys::kPidfdSignalProcessGroup);
+  set("CLOSE_RANGE_UNSHARE", sys::kCloseRangeUnshare);
+  set("CLOSE_RANGE_CLOEXEC", sys::kCloseRangeCloexec);
+  set("LOCK_SH", LOCK_SH);
+  set("LOCK_EX", LOCK_EX);
+  set("LOCK_UN", LOCK_UN);
+  set("LOCK_NB", LOCK_NB);
+  return c;
+}
+
+}  // namespace
+
+void InitPrimitives(Napi::Env env, Napi::Object exports) {
+  auto fn = [&](const char* name, Napi::Function::Callback cb) {
+    exports.Set(name, Napi::Function::New(env, cb, name));
+  };
+  fn("pidfdOpen", PidfdOpen);
+  fn("pidfdSendSignal", PidfdSendSignal);
+  fn("waitid", Waitid);
+  fn("closeRange", CloseRange);
+  fn("closeRangeLoop", CloseRangeLoop);
+  fn("flock", Flock);
+  fn("setPdeathsig", SetPdeathsig);
+  fn("getPdeathsig", GetPdeathsig);
+  fn("setChildSubreaper", SetChildSubreaper);
+  fn("getChildSubreaper", GetChildSubreaper);
+  fn("sigchldIgnored", SigchldIgnored);
+  fn("hasPidfdGroupSignal", HasPidfdGroupSignal);
+  fn("strerror", Strerror);
+  exports.Set("constants", Constants(env));
+}
+
+}  // namespace procpin

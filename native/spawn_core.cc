@@ -1,0 +1,1 @@
+// spawn_core: filled in by its feature.

@@ -1,0 +1,7 @@
+#include "glue.h"
+
+namespace procpin {
+
+void InitSweep(Napi::Env, Napi::Object) {}
+
+}  // namespace procpin

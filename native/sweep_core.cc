@@ -1,0 +1,1 @@
+// sweep_core: filled in by its feature.
