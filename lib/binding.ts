@@ -62,6 +62,10 @@ export interface NativeBinding {
   // Layer 1 (native/flock_wait.cc): the callback gets 0, -ECANCELED or -errno.
   flockWait(fd: number, operation: number, callback: (result: number) => void): number;
   flockCancel(id: number): boolean;
+
+  // Layer 2 (native/child.cc): spawn, the pidfd exit watcher.
+
+  // Layer 3b (native/sweep.cc): the per-entry sweep work.
 }
 
 function load(): NativeBinding {

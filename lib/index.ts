@@ -20,3 +20,9 @@ export {
 export type { Signal, FlockOptions } from './primitives';
 export type { WaitInfo, WaitCode } from './waitinfo';
 export type { ProcpinSystemError } from './errors';
+
+// Layer 2: children the addon owns (lib/child.ts).
+
+// Layer 3a: zombie-reserved group cleanup (lib/group.ts).
+
+// Layer 3b: dead-pid sweeping (lib/sweep.ts).
