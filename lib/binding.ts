@@ -66,6 +66,13 @@ export interface NativeBinding {
   // Layer 2 (native/child.cc): spawn, the pidfd exit watcher.
 
   // Layer 3b (native/sweep.cc): the per-entry sweep work.
+
+  // Command line (native/tty.cc): terminal job control. Results below 0 are -errno.
+  ttyGetForeground(fd: number): number;
+  ttySetForeground(fd: number, pgid: number): number;
+  ttyGetAttr(fd: number): Buffer | number;
+  ttySetAttr(fd: number, termios: Buffer): number;
+  getpgrp(): number;
 }
 
 function load(): NativeBinding {
