@@ -350,10 +350,11 @@ async function runCommand(args: string[]): Promise<number> {
   }
 
   const onPhase = (message: unknown) => {
-    const m = message as { pid?: number; phase?: string; signal?: string | number; ms?: number };
+    const m = message as { pid?: number; phase?: string; signal?: unknown; reason?: unknown; ms?: number };
     const sig = m.signal === undefined || m.signal === null ? '' : ` ${String(m.signal)}`;
-    const ms = typeof m.ms === 'number' ? ` (${Math.round(m.ms)} ms)` : '';
-    log(`group ${m.pid}: ${m.phase}${sig}${ms}`);
+    const reason = m.reason === undefined ? '' : ` (${String(m.reason)})`;
+    const ms = typeof m.ms === 'number' ? ` at ${Math.round(m.ms)} ms` : '';
+    log(`group ${m.pid}: ${m.phase}${sig}${reason}${ms}`);
   };
   if (verbose) diagnosticsChannel.subscribe('procpin:group', onPhase);
 
