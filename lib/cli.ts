@@ -39,6 +39,7 @@ interface SweepEntryLike {
   name: string;
   pid: number;
   reason?: string;
+  error?: Error;
 }
 interface SweepReportLike {
   removed: SweepEntryLike[];
@@ -474,7 +475,12 @@ async function sweepCommand(args: string[]): Promise<number> {
   }
 
   if (values.json) {
-    const json: Record<string, unknown> = { removed: report.removed, kept: report.kept };
+    // Errors become plain objects: JSON.stringify would drop an Error's message.
+    const entry = (e: SweepEntryLike) => (e.error ? { ...e, error: errorJson(e.error) } : e);
+    const json: Record<string, unknown> = {
+      removed: report.removed.map(entry),
+      kept: report.kept.map(entry),
+    };
     if (report.error) json['error'] = errorJson(report.error);
     out(`${JSON.stringify(json, null, 2)}\n`);
   } else {
@@ -482,7 +488,8 @@ async function sweepCommand(args: string[]): Promise<number> {
     const width = Math.max(removed.length, 'kept'.length);
     for (const e of report.removed) out(`${removed.padEnd(width)}  ${path.join(dir, e.name)}  (pid ${e.pid} is dead)\n`);
     for (const e of report.kept) {
-      out(`${'kept'.padEnd(width)}  ${path.join(dir, e.name)}  (pid ${e.pid}: ${e.reason ?? 'kept'})\n`);
+      const why = e.error ? `${e.reason ?? 'error'}: ${e.error.message}` : (e.reason ?? 'kept');
+      out(`${'kept'.padEnd(width)}  ${path.join(dir, e.name)}  (pid ${e.pid}: ${why})\n`);
     }
   }
   if (report.error) {
@@ -540,6 +547,7 @@ async function waitCommand(args: string[]): Promise<number> {
     const all = Promise.all(
       handles.map(({ pid, handle }) =>
         handle.exited.then(() => {
+          handle.close();
           if (verbose) err(`procpin wait: PID ${pid} finished\n`);
         }),
       ),
