@@ -1,0 +1,164 @@
+// `procpin run` on a real pseudo-terminal: the group gets the terminal's foreground, the terminal's
+// foreground and modes come back when the leader exits, ^Z stops the job the way a shell expects
+// and `fg` resumes it, ^C reaches the group and not procpin, and a stop with nobody to continue
+// procpin does not hang it. `script` provides a terminal with a non-interactive shell; tmux one
+// with an interactive bash that does job control.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { isGone, need, procState, tmpDir, waitFor } from './helpers.mjs';
+import { bin } from './cli-helpers.mjs';
+
+const has = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
+const node = process.execPath;
+const procpinCmd = `${node} ${bin}`;
+
+/** pgrp and tpgid (the terminal's foreground group) of a process, from /proc/PID/stat. */
+function groups(statLine) {
+  const rest = statLine.slice(statLine.lastIndexOf(')') + 2).split(' ');
+  return { pid: Number(statLine.split(' ')[0]), pgrp: Number(rest[2]), tpgid: Number(rest[5]) };
+}
+function groupsOf(pid) {
+  try {
+    return groups(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return null;
+  }
+}
+
+/** Runs `cmd` with sh on a new pseudo-terminal (script(1)); resolves with its output and status. */
+function onTerminal(cmd, { timeout = 20000 } = {}) {
+  const child = spawn('script', ['-qec', cmd, '/dev/null'], {
+    env: { ...process.env, SHELL: '/bin/sh' },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (out += d));
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeout);
+  return new Promise((resolve) => {
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      child.stdin.end();
+      resolve({ code, signal, out: out.replace(/\r\n/g, '\n') });
+    });
+  });
+}
+
+test('on a terminal the group gets the foreground, and procpin takes it back at the end', async (t) => {
+  if (!need(t, has('script'), 'script(1) (util-linux) is needed for a pseudo-terminal')) return;
+  const r = await onTerminal(
+    `${procpinCmd} run -- sh -c 'cat /proc/$$/stat; exit 5'; echo "rc=$?"; cat /proc/$$/stat`,
+  );
+  const [inner, rc, outer] = r.out.trim().split('\n');
+  assert.equal(rc, 'rc=5', r.out);
+  const g = groups(inner);
+  assert.equal(g.pgrp, g.pid, 'the command leads its own group');
+  assert.equal(g.tpgid, g.pgrp, "the command's group is the terminal's foreground");
+  const o = groups(outer);
+  assert.notEqual(o.pgrp, g.pgrp);
+  assert.equal(o.tpgid, o.pgrp, "the shell's group has the foreground again");
+});
+
+test("the terminal's foreground and modes come back when the leader exits, while the group is cleaned", async (t) => {
+  if (!need(t, has('script') && has('stty'), 'script(1) and stty are needed')) return;
+  using dir = tmpDir();
+  const f = (name) => join(dir.path, name);
+  // procpin execs in place of the shell, so its pid and group are the shell's; a member that
+  // ignores SIGTERM keeps the cleanup busy for the grace period.
+  const running = onTerminal(
+    `tty > ${f('tty')}; stty -g > ${f('modes')}; echo $$ > ${f('procpin')}; ` +
+      `exec ${procpinCmd} run --grace 5s -- sh -c ` +
+      `'stty raw -echo; (trap "" TERM; exec sleep 30) & echo $! > ${f('member')}; exit 0'`,
+  );
+  await waitFor(() => existsSync(f('member')) && readFileSync(f('member'), 'utf8').endsWith('\n'), {
+    what: 'the member started',
+  });
+  const tty = readFileSync(f('tty'), 'utf8').trim();
+  const modes = readFileSync(f('modes'), 'utf8').trim();
+  const procpin = Number(readFileSync(f('procpin'), 'utf8'));
+  const member = Number(readFileSync(f('member'), 'utf8'));
+  const ttyModes = () => spawnSync('stty', ['-F', tty, '-g'], { encoding: 'utf8' }).stdout.trim();
+  await waitFor(() => groupsOf(procpin)?.tpgid === procpin && ttyModes() === modes, {
+    timeout: 3000,
+    what: "procpin's group in the foreground with the original modes",
+  });
+  assert.ok(!isGone(member), 'the group is still being cleaned');
+  const r = await running;
+  assert.equal(r.code, 0, r.out);
+  assert.ok(isGone(member));
+});
+
+test('a stop of the job with nobody to continue procpin does not hang it: the job goes on', async (t) => {
+  if (!need(t, has('script'), 'script(1) (util-linux) is needed for a pseudo-terminal')) return;
+  // Under script, procpin's group is orphaned (its parent is in another session), so the stop it
+  // passes on to itself is discarded by the kernel, and the job must be continued.
+  const r = await onTerminal(`exec ${procpinCmd} run -- sh -c 'kill -TSTP $$; echo resumed; exit 4'`, {
+    timeout: 10000,
+  });
+  assert.equal(r.signal, null, 'procpin was not left hanging');
+  assert.match(r.out, /resumed/);
+  assert.equal(r.code, 4);
+});
+
+test('in an interactive shell ^Z stops the job, fg resumes it, ^C reaches the group (not procpin)', async (t) => {
+  if (!need(t, has('tmux') && has('bash'), 'tmux and bash are needed')) return;
+  using dir = tmpDir();
+  const sock = `procpin-test-${process.pid}`;
+  const tmux = (...args) => spawnSync('tmux', ['-L', sock, ...args], { encoding: 'utf8' });
+  const pane = () => tmux('capture-pane', '-p', '-t', 't', '-S', '-100').stdout;
+  const type = (text) => tmux('send-keys', '-t', 't', '-l', text);
+  const key = (k) => tmux('send-keys', '-t', 't', k);
+  const leaderFile = join(dir.path, 'leader');
+  const started = tmux(
+    '-f',
+    '/dev/null',
+    'new-session',
+    '-d',
+    '-s',
+    't',
+    '-x',
+    '160',
+    '-y',
+    '40',
+    `env -i PATH=${process.env.PATH} TERM=xterm PS1='$ ' bash --norc --noprofile -i`,
+  );
+  assert.equal(started.status, 0, started.stderr);
+  try {
+    await waitFor(() => pane().includes('$ '), { what: 'prompt' });
+    type(`${procpinCmd} run --verbose -- sh -c 'echo $$ > ${leaderFile}; exec sleep 60'`);
+    key('Enter');
+    await waitFor(() => existsSync(leaderFile) && readFileSync(leaderFile, 'utf8').endsWith('\n'), {
+      what: 'leader started',
+    });
+    const leader = Number(readFileSync(leaderFile, 'utf8'));
+    const procpin = Number(readFileSync(`/proc/${leader}/stat`, 'utf8').split(') ')[1].split(' ')[1]);
+    await waitFor(() => groupsOf(leader)?.tpgid === leader, { what: 'the group in the foreground' });
+
+    key('C-z');
+    await waitFor(() => procState(leader) === 'T' && procState(procpin) === 'T', {
+      what: 'the job and procpin stopped',
+    });
+    await waitFor(() => /Stopped/.test(pane()), { what: "bash's Stopped report" });
+    const shell = groupsOf(procpin).tpgid;
+    assert.notEqual(shell, leader, 'bash has the terminal back');
+
+    type('fg');
+    key('Enter');
+    await waitFor(() => procState(leader) === 'S' && groupsOf(leader)?.tpgid === leader, {
+      what: 'the job running in the foreground again',
+    });
+
+    key('C-c');
+    await waitFor(() => isGone(procpin), { what: 'procpin exited' });
+    type('echo "rc=$?"');
+    key('Enter');
+    await waitFor(() => /rc=130/.test(pane()), { what: 'exit status 130' });
+    assert.doesNotMatch(pane(), /received SIGINT/, '^C went to the group, not to procpin');
+    assert.ok(isGone(leader));
+  } finally {
+    tmux('kill-server');
+  }
+});
