@@ -128,7 +128,15 @@ export class TerminalJob {
     if (!this.#active) return;
     const sig = this.#leaderStop();
     if (!sig) return;
-    this.#log(`group ${this.#job?.pgid} stopped by ${sig}`);
+    const job = this.#job;
+    if (!job) return;
+    if ((sig === 'SIGTTIN' || sig === 'SIGTTOU') && binding.ttyGetForeground(this.#fd) === job.pgid) {
+      // The terminal stops only background groups: the job touched the terminal in the moment
+      // before it was given the foreground, and the stop took effect after the check in #give.
+      job.signal('SIGCONT');
+      return;
+    }
+    this.#log(`group ${job.pgid} stopped by ${sig}`);
     this.#take();
     // Stop procpin's own group as the terminal would have, had it had the foreground: the shell
     // that started procpin then sees its job stopped. For the main thread this takes effect on

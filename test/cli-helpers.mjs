@@ -8,8 +8,9 @@ import { root } from './helpers.mjs';
 export const bin = join(root, 'bin', 'procpin');
 
 /**
- * Starts `procpin ...args`. Returns { child, result } where result resolves with
- * { code, signal, stdout, stderr, ms } and `line()` resolves with the next stdout line.
+ * Starts `procpin ...args`. Returns { child, result, exited, line }: `result` resolves with
+ * { code, signal, stdout, stderr, ms } once procpin exited and its output closed, `exited` with
+ * { code, signal } as soon as procpin exited, and `line()` with the next stdout line.
  */
 export function start(args, { env = {}, input, timeout = 30000 } = {}) {
   const t0 = Date.now();
@@ -44,13 +45,15 @@ export function start(args, { env = {}, input, timeout = 30000 } = {}) {
       resolve({ code, signal, stdout, stderr, ms: Date.now() - t0 });
     });
   });
+  // 'exit': procpin is gone, though a survivor may still hold its output open.
+  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
   if (input !== undefined) child.stdin.end(input);
   const line = () =>
     new Promise((resolve) => {
       waiters.push(resolve);
       wake();
     });
-  return { child, result, line };
+  return { child, result, exited, line };
 }
 
 /** Runs `procpin ...args` to the end. */

@@ -23,8 +23,9 @@ function sweepDir(dir) {
   return dead;
 }
 
-test('sweep prints what it removed and what it kept, and why', async () => {
-  using dir = tmpDir();
+test('sweep prints what it removed and what it kept, and why', async (t) => {
+  const dir = tmpDir();
+  t.after(() => dir[Symbol.dispose]());
   const dead = sweepDir(dir.path);
   const r = await procpin(['sweep', dir.path, '--prefix', 'job-']);
   assert.equal(r.code, 0, r.stderr);
@@ -39,8 +40,9 @@ test('sweep prints what it removed and what it kept, and why', async () => {
   assert.ok(existsSync(join(dir.path, `other-${dead}`)), 'another prefix');
 });
 
-test('sweep --dry-run says what it would remove and removes nothing', async () => {
-  using dir = tmpDir();
+test('sweep --dry-run says what it would remove and removes nothing', async (t) => {
+  const dir = tmpDir();
+  t.after(() => dir[Symbol.dispose]());
   const dead = sweepDir(dir.path);
   const r = await procpin(['sweep', dir.path, '--prefix', 'job-', '--dry-run']);
   assert.equal(r.code, 0, r.stderr);
@@ -48,8 +50,9 @@ test('sweep --dry-run says what it would remove and removes nothing', async () =
   assert.ok(existsSync(join(dir.path, `job-${dead}`)));
 });
 
-test('sweep --json prints the report', async () => {
-  using dir = tmpDir();
+test('sweep --json prints the report', async (t) => {
+  const dir = tmpDir();
+  t.after(() => dir[Symbol.dispose]());
   const dead = sweepDir(dir.path);
   const r = await procpin(['sweep', dir.path, '-p', 'job-', '--json']);
   assert.equal(r.code, 0, r.stderr);
@@ -60,8 +63,9 @@ test('sweep --json prints the report', async () => {
   });
 });
 
-test('sweep of a directory that cannot be read exits 1 with the error', async () => {
-  using dir = tmpDir();
+test('sweep of a directory that cannot be read exits 1 with the error', async (t) => {
+  const dir = tmpDir();
+  t.after(() => dir[Symbol.dispose]());
   const missing = join(dir.path, 'missing');
   const r = await procpin(['sweep', missing, '--prefix', 'job-']);
   assert.equal(r.code, 1);
@@ -74,8 +78,9 @@ test('sweep of a directory that cannot be read exits 1 with the error', async ()
   assert.match(report.error.message, /ENOENT/);
 });
 
-test('sweep refuses a prefix the library refuses, as a usage error', async () => {
-  using dir = tmpDir();
+test('sweep refuses a prefix the library refuses, as a usage error', async (t) => {
+  const dir = tmpDir();
+  t.after(() => dir[Symbol.dispose]());
   const r = await procpin(['sweep', dir.path, '--prefix', 'a/b']);
   assert.equal(r.code, 2, r.stderr);
   assert.match(r.stderr, /^procpin sweep: /);

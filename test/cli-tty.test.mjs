@@ -49,9 +49,10 @@ function onTerminal(cmd, { timeout = 20000 } = {}) {
 
 test('on a terminal the group gets the foreground, and procpin takes it back at the end', async (t) => {
   if (!need(t, has('script'), 'script(1) (util-linux) is needed for a pseudo-terminal')) return;
-  const r = await onTerminal(
-    `${procpinCmd} run -- sh -c 'cat /proc/$$/stat; exit 5'; echo "rc=$?"; cat /proc/$$/stat`,
-  );
+  // The command runs from the moment it is spawned; the foreground is handed over right after,
+  // so it looks until it sees it (a bounded loop), then reports its stat line.
+  const look = 'i=0; while [ $i -lt 200 ]; do set -- $(cat /proc/$$/stat); [ "$5" = "$8" ] && break; i=$((i+1)); sleep 0.01; done; cat /proc/$$/stat';
+  const r = await onTerminal(`${procpinCmd} run -- sh -c '${look}; exit 5'; echo "rc=$?"; cat /proc/$$/stat`);
   const [inner, rc, outer] = r.out.trim().split('\n');
   assert.equal(rc, 'rc=5', r.out);
   const g = groups(inner);
@@ -64,7 +65,8 @@ test('on a terminal the group gets the foreground, and procpin takes it back at 
 
 test("the terminal's foreground and modes come back when the leader exits, while the group is cleaned", async (t) => {
   if (!need(t, has('script') && has('stty'), 'script(1) and stty are needed')) return;
-  using dir = tmpDir();
+  const dir = tmpDir();
+  t.after(() => dir[Symbol.dispose]());
   const f = (name) => join(dir.path, name);
   // procpin execs in place of the shell, so its pid and group are the shell's; a member that
   // ignores SIGTERM keeps the cleanup busy for the grace period.
@@ -105,7 +107,8 @@ test('a stop of the job with nobody to continue procpin does not hang it: the jo
 
 test('in an interactive shell ^Z stops the job, fg resumes it, ^C reaches the group (not procpin)', async (t) => {
   if (!need(t, has('tmux') && has('bash'), 'tmux and bash are needed')) return;
-  using dir = tmpDir();
+  const dir = tmpDir();
+  t.after(() => dir[Symbol.dispose]());
   const sock = `procpin-test-${process.pid}`;
   const tmux = (...args) => spawnSync('tmux', ['-L', sock, ...args], { encoding: 'utf8' });
   const pane = () => tmux('capture-pane', '-p', '-t', 't', '-S', '-100').stdout;
@@ -123,11 +126,11 @@ test('in an interactive shell ^Z stops the job, fg resumes it, ^C reaches the gr
     '160',
     '-y',
     '40',
-    `env -i PATH=${process.env.PATH} TERM=xterm PS1='$ ' bash --norc --noprofile -i`,
+    `env -i PATH=${process.env.PATH} TERM=xterm PS1='prompt> ' bash --norc --noprofile -i`,
   );
   assert.equal(started.status, 0, started.stderr);
   try {
-    await waitFor(() => pane().includes('$ '), { what: 'prompt' });
+    await waitFor(() => pane().includes('prompt>'), { what: 'prompt' });
     type(`${procpinCmd} run --verbose -- sh -c 'echo $$ > ${leaderFile}; exec sleep 60'`);
     key('Enter');
     await waitFor(() => existsSync(leaderFile) && readFileSync(leaderFile, 'utf8').endsWith('\n'), {
