@@ -370,11 +370,11 @@ async function runCommand(args: string[]): Promise<number> {
     log(`received ${sig}: forwarding it to group ${group.pgid}, then cleaning the group`);
     try {
       group.signal(sig);
-      // A stopped member acts on the signal only once continued (as coreutils timeout does).
-      group.signal('SIGCONT');
     } catch (e) {
       log(`cannot signal group ${group.pgid}: ${(e as Error).message}`);
     }
+    // The cleanup follows at once: killSignal and SIGCONT (so that a stopped member acts on
+    // both), the grace, SIGKILL. A leader that ends on the forwarded signal decides the status.
     void group.stop();
   };
   const handlers = FORWARDED.map((sig) => {

@@ -28,6 +28,11 @@ function groupsOf(pid) {
   }
 }
 
+// For sh -c '...': waits (bounded, about 2 s) until the shell's group is the terminal's foreground.
+// The command runs from the moment it is spawned and the foreground is handed over right after.
+const untilForeground =
+  'i=0; while [ $i -lt 200 ]; do set -- $(cat /proc/$$/stat); [ "$5" = "$8" ] && break; i=$((i+1)); sleep 0.01; done';
+
 /** Runs `cmd` with sh on a new pseudo-terminal (script(1)); resolves with its output and status. */
 function onTerminal(cmd, { timeout = 20000 } = {}) {
   const child = spawn('script', ['-qec', cmd, '/dev/null'], {
@@ -49,10 +54,9 @@ function onTerminal(cmd, { timeout = 20000 } = {}) {
 
 test('on a terminal the group gets the foreground, and procpin takes it back at the end', async (t) => {
   if (!need(t, has('script'), 'script(1) (util-linux) is needed for a pseudo-terminal')) return;
-  // The command runs from the moment it is spawned; the foreground is handed over right after,
-  // so it looks until it sees it (a bounded loop), then reports its stat line.
-  const look = 'i=0; while [ $i -lt 200 ]; do set -- $(cat /proc/$$/stat); [ "$5" = "$8" ] && break; i=$((i+1)); sleep 0.01; done; cat /proc/$$/stat';
-  const r = await onTerminal(`${procpinCmd} run -- sh -c '${look}; exit 5'; echo "rc=$?"; cat /proc/$$/stat`);
+  const r = await onTerminal(
+    `${procpinCmd} run -- sh -c '${untilForeground}; cat /proc/$$/stat; exit 5'; echo "rc=$?"; cat /proc/$$/stat`,
+  );
   const [inner, rc, outer] = r.out.trim().split('\n');
   assert.equal(rc, 'rc=5', r.out);
   const g = groups(inner);
@@ -72,7 +76,7 @@ test("the terminal's foreground and modes come back when the leader exits, while
   // ignores SIGTERM keeps the cleanup busy for the grace period.
   const running = onTerminal(
     `tty > ${f('tty')}; stty -g > ${f('modes')}; echo $$ > ${f('procpin')}; ` +
-      `exec ${procpinCmd} run --grace 5s -- sh -c ` +
+      `exec ${procpinCmd} run --grace 3s -- sh -c ` +
       `'stty raw -echo; (trap "" TERM; exec sleep 30) & echo $! > ${f('member')}; exit 0'`,
   );
   await waitFor(() => existsSync(f('member')) && readFileSync(f('member'), 'utf8').endsWith('\n'), {
@@ -84,7 +88,7 @@ test("the terminal's foreground and modes come back when the leader exits, while
   const member = Number(readFileSync(f('member'), 'utf8'));
   const ttyModes = () => spawnSync('stty', ['-F', tty, '-g'], { encoding: 'utf8' }).stdout.trim();
   await waitFor(() => groupsOf(procpin)?.tpgid === procpin && ttyModes() === modes, {
-    timeout: 3000,
+    timeout: 2000,
     what: "procpin's group in the foreground with the original modes",
   });
   assert.ok(!isGone(member), 'the group is still being cleaned');
@@ -97,7 +101,7 @@ test('a stop of the job with nobody to continue procpin does not hang it: the jo
   if (!need(t, has('script'), 'script(1) (util-linux) is needed for a pseudo-terminal')) return;
   // Under script, procpin's group is orphaned (its parent is in another session), so the stop it
   // passes on to itself is discarded by the kernel, and the job must be continued.
-  const r = await onTerminal(`exec ${procpinCmd} run -- sh -c 'kill -TSTP $$; echo resumed; exit 4'`, {
+  const r = await onTerminal(`exec ${procpinCmd} run -- sh -c '${untilForeground}; kill -TSTP $$; echo resumed; exit 4'`, {
     timeout: 10000,
   });
   assert.equal(r.signal, null, 'procpin was not left hanging');
