@@ -61,7 +61,10 @@ export class TerminalJob {
     this.#active = true;
     process.on('SIGCHLD', this.#onChild);
     process.on('SIGCONT', this.#onContinue);
+    // The leader has run since the spawn, and a stop before the listener existed sent a SIGCHLD
+    // that nobody saw; the stop itself stays reported until consumed, so look now.
     if (this.#foreground()) this.#give();
+    else this.#onChild();
   }
 
   /** The leader exited: the job no longer needs the terminal. */
@@ -130,11 +133,20 @@ export class TerminalJob {
     if (!sig) return;
     const job = this.#job;
     if (!job) return;
-    if ((sig === 'SIGTTIN' || sig === 'SIGTTOU') && binding.ttyGetForeground(this.#fd) === job.pgid) {
-      // The terminal stops only background groups: the job touched the terminal in the moment
-      // before it was given the foreground, and the stop took effect after the check in #give.
-      job.signal('SIGCONT');
-      return;
+    if (sig === 'SIGTTIN' || sig === 'SIGTTOU') {
+      const fg = binding.ttyGetForeground(this.#fd);
+      if (fg === job.pgid) {
+        // The terminal stops only background groups: the job touched the terminal in the moment
+        // before it was given the foreground, and the stop took effect after the check in #give.
+        job.signal('SIGCONT');
+        return;
+      }
+      if (fg === this.#ownPgrp) {
+        // procpin was brought to the foreground while it ran in the background (a shell's `fg`
+        // sends no SIGCONT to a running job): the job wants the terminal, and procpin has it.
+        this.#resume();
+        return;
+      }
     }
     this.#log(`group ${job.pgid} stopped by ${sig}`);
     this.#take();

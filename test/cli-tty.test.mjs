@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isGone, need, procState, tmpDir, waitFor } from './helpers.mjs';
 import { bin } from './cli-helpers.mjs';
@@ -77,7 +77,8 @@ test("the terminal's foreground and modes come back when the leader exits, while
   const running = onTerminal(
     `tty > ${f('tty')}; stty -g > ${f('modes')}; echo $$ > ${f('procpin')}; ` +
       `exec ${procpinCmd} run --grace 3s -- sh -c ` +
-      `'stty raw -echo; (trap "" TERM; exec sleep 30) & echo $! > ${f('member')}; exit 0'`,
+      `'stty raw -echo; sh -c "trap \\"\\" TERM; echo \\$\\$ > ${f('member')}; exec sleep 30" & ` +
+      `while [ ! -s ${f('member')} ]; do sleep 0.01; done; exit 0'`,
   );
   await waitFor(() => existsSync(f('member')) && readFileSync(f('member'), 'utf8').endsWith('\n'), {
     what: 'the member started',
@@ -109,16 +110,10 @@ test('a stop of the job with nobody to continue procpin does not hang it: the jo
   assert.equal(r.code, 4);
 });
 
-test('in an interactive shell ^Z stops the job, fg resumes it, ^C reaches the group (not procpin)', async (t) => {
-  if (!need(t, has('tmux') && has('bash'), 'tmux and bash are needed')) return;
-  const dir = tmpDir();
-  t.after(() => dir[Symbol.dispose]());
-  const sock = `procpin-test-${process.pid}`;
+/** An interactive bash (with job control) on a tmux terminal; `close()` ends it. */
+async function interactiveShell(name) {
+  const sock = `procpin-test-${process.pid}-${name}`;
   const tmux = (...args) => spawnSync('tmux', ['-L', sock, ...args], { encoding: 'utf8' });
-  const pane = () => tmux('capture-pane', '-p', '-t', 't', '-S', '-100').stdout;
-  const type = (text) => tmux('send-keys', '-t', 't', '-l', text);
-  const key = (k) => tmux('send-keys', '-t', 't', k);
-  const leaderFile = join(dir.path, 'leader');
   const started = tmux(
     '-f',
     '/dev/null',
@@ -133,39 +128,125 @@ test('in an interactive shell ^Z stops the job, fg resumes it, ^C reaches the gr
     `env -i PATH=${process.env.PATH} TERM=xterm PS1='prompt> ' bash --norc --noprofile -i`,
   );
   assert.equal(started.status, 0, started.stderr);
-  try {
-    await waitFor(() => pane().includes('prompt>'), { what: 'prompt' });
-    type(`${procpinCmd} run --verbose -- sh -c 'echo $$ > ${leaderFile}; exec sleep 60'`);
-    key('Enter');
-    await waitFor(() => existsSync(leaderFile) && readFileSync(leaderFile, 'utf8').endsWith('\n'), {
-      what: 'leader started',
-    });
-    const leader = Number(readFileSync(leaderFile, 'utf8'));
-    const procpin = Number(readFileSync(`/proc/${leader}/stat`, 'utf8').split(') ')[1].split(' ')[1]);
-    await waitFor(() => groupsOf(leader)?.tpgid === leader, { what: 'the group in the foreground' });
+  const sh = {
+    pane: () => tmux('capture-pane', '-p', '-t', 't', '-S', '-200').stdout,
+    /** Types `line` and Enter. */
+    run: (line) => {
+      tmux('send-keys', '-t', 't', '-l', line);
+      tmux('send-keys', '-t', 't', 'Enter');
+    },
+    key: (k) => tmux('send-keys', '-t', 't', k),
+    close: () => tmux('kill-server'),
+  };
+  await waitFor(() => sh.pane().includes('prompt>'), { what: 'prompt' });
+  return sh;
+}
 
-    key('C-z');
+/** Waits for `file` to hold a line, and returns it as a number. */
+async function pidFrom(file) {
+  await waitFor(() => existsSync(file) && readFileSync(file, 'utf8').endsWith('\n'), { what: file });
+  return Number(readFileSync(file, 'utf8'));
+}
+
+const ppidOf = (pid) => Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[1]);
+
+test('in an interactive shell ^Z stops the job, bg and fg continue it, ^C reaches the group (not procpin)', async (t) => {
+  if (!need(t, has('tmux') && has('bash'), 'tmux and bash are needed')) return;
+  const dir = tmpDir();
+  t.after(() => dir[Symbol.dispose]());
+  const sh = await interactiveShell('stop');
+  try {
+    const leaderFile = join(dir.path, 'leader');
+    sh.run(`${procpinCmd} run --verbose -- sh -c 'echo $$ > ${leaderFile}; while read x; do echo "got=$x"; done'`);
+    const leader = await pidFrom(leaderFile);
+    const procpin = ppidOf(leader);
+    await waitFor(() => groupsOf(leader)?.tpgid === leader, { what: 'the group in the foreground' });
+    sh.run('one');
+    await waitFor(() => /got=one/.test(sh.pane()), { what: 'the command reading the terminal' });
+
+    sh.key('C-z');
     await waitFor(() => procState(leader) === 'T' && procState(procpin) === 'T', {
       what: 'the job and procpin stopped',
     });
-    await waitFor(() => /Stopped/.test(pane()), { what: "bash's Stopped report" });
-    const shell = groupsOf(procpin).tpgid;
-    assert.notEqual(shell, leader, 'bash has the terminal back');
+    await waitFor(() => /Stopped/.test(sh.pane()), { what: "bash's Stopped report" });
+    assert.notEqual(groupsOf(procpin).tpgid, leader, 'bash has the terminal back');
 
-    type('fg');
-    key('Enter');
-    await waitFor(() => procState(leader) === 'S' && groupsOf(leader)?.tpgid === leader, {
-      what: 'the job running in the foreground again',
-    });
+    // In the background the command's next read stops it again, and procpin with it.
+    sh.run('bg');
+    await waitFor(() => /\[1\]\+ .*&/.test(sh.pane()), { what: "bash's bg report" });
+    sh.run('jobs -l');
+    await waitFor(() => /Stopped \(tty input\)/.test(sh.pane()), { what: 'stopped for terminal input' });
+    assert.equal(procState(leader), 'T');
 
-    key('C-c');
+    sh.run('fg');
+    await waitFor(() => groupsOf(leader)?.tpgid === leader, { what: 'the job in the foreground again' });
+    sh.run('two');
+    await waitFor(() => /got=two/.test(sh.pane()), { what: 'the command reading the terminal again' });
+
+    sh.key('C-c');
     await waitFor(() => isGone(procpin), { what: 'procpin exited' });
-    type('echo "rc=$?"');
-    key('Enter');
-    await waitFor(() => /rc=130/.test(pane()), { what: 'exit status 130' });
-    assert.doesNotMatch(pane(), /received SIGINT/, '^C went to the group, not to procpin');
+    sh.run('echo "rc=$?"');
+    await waitFor(() => /rc=130/.test(sh.pane()), { what: 'exit status 130' });
+    assert.doesNotMatch(sh.pane(), /received SIGINT/, '^C went to the group, not to procpin');
     assert.ok(isGone(leader));
   } finally {
-    tmux('kill-server');
+    sh.close();
+  }
+});
+
+test('started in the background, a command that reads the terminal stops the job until fg gives it the terminal', async (t) => {
+  if (!need(t, has('tmux') && has('bash'), 'tmux and bash are needed')) return;
+  const dir = tmpDir();
+  t.after(() => dir[Symbol.dispose]());
+  const sh = await interactiveShell('ttin');
+  try {
+    const leaderFile = join(dir.path, 'leader');
+    sh.run(`${procpinCmd} run -- sh -c 'echo $$ > ${leaderFile}; read x; echo "got=$x"; exit 3' &`);
+    const leader = await pidFrom(leaderFile);
+    const procpin = ppidOf(leader);
+    await waitFor(() => procState(leader) === 'T' && procState(procpin) === 'T', {
+      what: 'the job stopped for terminal input',
+    });
+    sh.run('jobs -l');
+    await waitFor(() => /Stopped \(tty input\)/.test(sh.pane()), { what: "bash's report" });
+    sh.run('fg');
+    await waitFor(() => groupsOf(leader)?.tpgid === leader, { what: 'the command in the foreground' });
+    sh.run('hello');
+    await waitFor(() => isGone(procpin), { what: 'procpin exited' });
+    sh.run('echo "rc=$?"');
+    await waitFor(() => /rc=3/.test(sh.pane()), { what: 'exit status 3' });
+    assert.match(sh.pane(), /got=hello/);
+  } finally {
+    sh.close();
+  }
+});
+
+test('a job brought to the foreground while running gets the terminal when it first reads it', async (t) => {
+  if (!need(t, has('tmux') && has('bash'), 'tmux and bash are needed')) return;
+  const dir = tmpDir();
+  t.after(() => dir[Symbol.dispose]());
+  const sh = await interactiveShell('fg');
+  try {
+    const leaderFile = join(dir.path, 'leader');
+    const go = join(dir.path, 'go');
+    sh.run(
+      `${procpinCmd} run -- sh -c 'echo $$ > ${leaderFile}; ` +
+        `while [ ! -e ${go} ]; do sleep 0.02; done; read x; echo "got=$x"; exit 3' &`,
+    );
+    const leader = await pidFrom(leaderFile);
+    const procpin = ppidOf(leader);
+    // bash's fg sends no SIGCONT to a job that runs: only the terminal's foreground changes.
+    sh.run('fg');
+    await waitFor(() => groupsOf(procpin)?.tpgid === procpin, { what: "procpin's group in the foreground" });
+    writeFileSync(go, '');
+    await waitFor(() => groupsOf(leader)?.tpgid === leader, { what: 'the command given the terminal' });
+    sh.run('three');
+    await waitFor(() => isGone(procpin), { what: 'procpin exited' });
+    sh.run('echo "rc=$?"');
+    await waitFor(() => /rc=3/.test(sh.pane()), { what: 'exit status 3' });
+    assert.match(sh.pane(), /got=three/);
+    assert.doesNotMatch(sh.pane(), /Stopped/);
+  } finally {
+    sh.close();
   }
 });
