@@ -26,3 +26,13 @@ export type { ProcpinSystemError } from './errors';
 // Layer 3a: zombie-reserved group cleanup (lib/group.ts).
 
 // Layer 3b: dead-pid sweeping (lib/sweep.ts).
+export { sweep, claim, claimPidfile, Claim, Pidfile, SWEEP_CHANNEL } from './sweep';
+export type {
+  SweepReport,
+  SweepEntry,
+  SweepReason,
+  SweepOptions,
+  SweepAuthority,
+  SweepMessage,
+  ClaimOptions,
+} from './sweep';
