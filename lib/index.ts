@@ -28,3 +28,13 @@ export type { SpawnOptions, StdioEntry } from './child';
 // Layer 3a: zombie-reserved group cleanup (lib/group.ts).
 
 // Layer 3b: dead-pid sweeping (lib/sweep.ts).
+export { sweep, claim, claimPidfile, Claim, Pidfile, SWEEP_CHANNEL } from './sweep';
+export type {
+  SweepReport,
+  SweepEntry,
+  SweepReason,
+  SweepOptions,
+  SweepAuthority,
+  SweepMessage,
+  ClaimOptions,
+} from './sweep';
