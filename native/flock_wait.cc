@@ -15,8 +15,11 @@
 //       lock taken: whoever sees both "taken" and "cancelled" unlocks through the dup.
 //   (c) The thread touches only what it co-owns (Waiter and Mailbox, reference-counted), never
 //       the environment: it may outlive a terminated Worker without touching freed memory.
-//   (d) The environment's teardown (an async cleanup hook) cancels every wait, waits a bounded
-//       time for each thread to let go, closes its libuv handles and only then lets Node go on.
+//   (d) The environment's teardown (an async cleanup hook) cancels every wait, waits for each
+//       thread to let go, closes its libuv handles and only then lets Node go on.
+//   (e) Every thread is joined on the JS thread (after its delivery, or at teardown), so none is
+//       still running this module's code when Node unloads the module after the last
+//       environment that loaded it (a Worker) is gone.
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -42,22 +45,39 @@ int WakeSignal() { return SIGRTMAX - 1; }
 
 void NoopHandler(int) {}
 
-// Installs the wake handler once for the process. false if the signal already belongs to
-// someone else: the waiters then poll with LOCK_NB instead of blocking.
-bool InstallWakeHandler() {
-  static std::once_flag once;
-  static bool ok = false;
-  std::call_once(once, [] {
+// The wake handler is installed while some environment uses it and restored to the default when
+// the last one is torn down: the handler's code lives in this module, which Node unloads once
+// every environment that loaded it (a Worker, say) is gone. If the signal already belongs to
+// someone else, the waiters poll with LOCK_NB instead of blocking.
+std::mutex g_wake_mu;
+int g_wake_users = 0;
+bool g_wake_ours = false;
+
+bool AcquireWakeHandler() {
+  std::lock_guard<std::mutex> g(g_wake_mu);
+  if (g_wake_users++ == 0) {
+    g_wake_ours = false;
     struct sigaction old;
-    if (sigaction(WakeSignal(), nullptr, &old) != 0) return;
-    if (old.sa_handler != SIG_DFL && old.sa_handler != NoopHandler) return;
+    if (sigaction(WakeSignal(), nullptr, &old) == 0 && old.sa_handler == SIG_DFL &&
+        !(old.sa_flags & SA_SIGINFO)) {
+      struct sigaction sa = {};
+      sa.sa_handler = NoopHandler;
+      sigfillset(&sa.sa_mask);
+      sa.sa_flags = 0;  // no SA_RESTART: the blocked flock must return EINTR
+      g_wake_ours = sigaction(WakeSignal(), &sa, nullptr) == 0;
+    }
+  }
+  return g_wake_ours;
+}
+
+void ReleaseWakeHandler() {
+  std::lock_guard<std::mutex> g(g_wake_mu);
+  if (--g_wake_users == 0 && g_wake_ours) {
     struct sigaction sa = {};
-    sa.sa_handler = NoopHandler;
-    sigfillset(&sa.sa_mask);
-    sa.sa_flags = 0;  // no SA_RESTART: the blocked flock must return EINTR
-    ok = sigaction(WakeSignal(), &sa, nullptr) == 0;
-  });
-  return ok;
+    sa.sa_handler = SIG_DFL;
+    sigaction(WakeSignal(), &sa, nullptr);
+    g_wake_ours = false;
+  }
 }
 
 void SleepMicros(long us) {
@@ -72,7 +92,7 @@ struct Waiter {
   bool blocking = true;  // false: the wake signal is not ours, poll with LOCK_NB
   std::mutex mu;
   int fd = -1;  // our dup; see (b)
-  pthread_t thread{};
+  pthread_t thread{};  // joinable: joined on the JS thread, see (e)
   bool started = false;
   bool finished = false;  // the thread has its result and will not touch the lock again
   bool cancelled = false;
@@ -174,6 +194,8 @@ struct FlockRegistry {
   napi_async_cleanup_hook_handle hook = nullptr;
   int open_handles = 0;
   bool torn_down = false;
+  bool wake_acquired = false;
+  bool wake_ours = false;
 };
 
 namespace {
@@ -226,6 +248,8 @@ void OnDone(uv_async_t* handle) {
       // Locked: the caller's descriptor holds the lock now (same open file description).
       p.waiter->ReleaseFd(false);
     }
+    // The thread is past its last look at the waiter; it only has to return.
+    pthread_join(p.waiter->thread, nullptr);
     napi_handle_scope scope;
     napi_open_handle_scope(env, &scope);
     CallBack(env, p.callback, r);
@@ -262,9 +286,10 @@ void OnHandleClosed(uv_handle_t* h) {
   }
 }
 
-// The environment is going away (process exit, Worker terminated): cancel every wait and give
-// each thread a bounded time to let go of its descriptor, so none goes on waiting for, or
-// holding, a lock nobody will ever hear about.
+// The environment is going away (process exit, Worker terminated): cancel every wait and wait
+// for each thread to let go of its descriptor and end, so none goes on waiting for, or holding,
+// a lock nobody will ever hear about. A kicked flock returns in microseconds; in polling mode a
+// thread looks at `cancelled` every 2 ms.
 void Teardown(napi_async_cleanup_hook_handle hook, void* arg) {
   auto* reg = static_cast<FlockRegistry*>(arg);
   reg->hook = hook;
@@ -278,7 +303,7 @@ void Teardown(napi_async_cleanup_hook_handle hook, void* arg) {
     std::lock_guard<std::mutex> g(p.waiter->mu);
     p.waiter->cancelled = true;
   }
-  for (int round = 0; round < 20000; ++round) {  // at most ~2 s
+  for (;;) {
     bool all = true;
     for (auto& [id, p] : reg->pending) {
       (void)id;
@@ -299,9 +324,11 @@ void Teardown(napi_async_cleanup_hook_handle hook, void* arg) {
       // (A thread still running will see `cancelled` and do the same itself.)
       if (p.waiter->finished) p.waiter->ReleaseFd(true);
     }
+    pthread_join(p.waiter->thread, nullptr);
     napi_delete_reference(reg->env, p.callback);
   }
   reg->pending.clear();
+  if (reg->wake_acquired) ReleaseWakeHandler();
   uv_close(reinterpret_cast<uv_handle_t*>(reg->async), OnHandleClosed);
   uv_close(reinterpret_cast<uv_handle_t*>(reg->kicker), OnHandleClosed);
 }
@@ -323,7 +350,11 @@ Napi::Value FlockWait(const Napi::CallbackInfo& info) {
   auto w = std::make_shared<Waiter>();
   w->fd = dupfd;
   w->op = op & ~LOCK_NB;
-  w->blocking = InstallWakeHandler();
+  if (!reg->wake_acquired) {
+    reg->wake_ours = AcquireWakeHandler();
+    reg->wake_acquired = true;
+  }
+  w->blocking = reg->wake_ours;
   uint32_t id = reg->next++;
   if (reg->next == 0) reg->next = 1;
 
@@ -333,7 +364,6 @@ Napi::Value FlockWait(const Napi::CallbackInfo& info) {
     std::lock_guard<std::mutex> g(w->mu);
     pthread_attr_t attr;
     pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     pthread_attr_setstacksize(&attr, 128 * 1024);
     // The thread starts with every signal blocked (no window where a process-directed signal
     // meant for the JS thread could land on it).
