@@ -128,6 +128,8 @@ export interface NativeBinding {
   // Layer 3b (native/sweep.cc): the per-entry sweep work.
   /** Sweeps one directory off the event loop. `flags`: `sweepFlags` bits. */
   sweepDirectory(dir: string, prefix: string, flags: number): Promise<RawSweepReport>;
+  /** Creates `dir/name` exclusively, locked (LOCK_EX, O_CLOEXEC): the fd, or [-errno, syscall]. */
+  createLocked(dir: string, name: string, directory: boolean, mode: number): Promise<number | [number, string]>;
   /** Removes `dir/name` if it is still the inode open as `fd` (the caller keeps fd open). */
   removeHeld(dir: string, name: string, fd: number): Promise<0 | [number, string]>;
   /** Test injection: at `point`, swap entry `name` for a symlink to `target`. No arguments: off. */
