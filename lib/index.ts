@@ -24,5 +24,7 @@ export type { ProcpinSystemError } from './errors';
 // Layer 2: children the addon owns (lib/child.ts).
 
 // Layer 3a: zombie-reserved group cleanup (lib/group.ts).
+export { spawnGroup, ProcessGroup, groupSignalsUsePidfd } from './group';
+export type { SpawnGroupOptions, GroupResult, GroupState, GroupPhase } from './group';
 
 // Layer 3b: dead-pid sweeping (lib/sweep.ts).
