@@ -22,6 +22,8 @@ export type { WaitInfo, WaitCode } from './waitinfo';
 export type { ProcpinSystemError } from './errors';
 
 // Layer 2: children the addon owns (lib/child.ts).
+export { spawn, Child, openProcess, ProcessHandle } from './child';
+export type { SpawnOptions, StdioEntry } from './child';
 
 // Layer 3a: zombie-reserved group cleanup (lib/group.ts).
 export { spawnGroup, ProcessGroup, groupSignalsUsePidfd } from './group';
