@@ -137,16 +137,21 @@ export class GroupCleanup {
   private cancelTimeout: (() => void) | null = null;
   private removeAbort: (() => void) | null = null;
   private resolveExited!: (info: WaitInfo) => void;
+  private rejectExited!: (err: unknown) => void;
   private resolveClosed!: (result: GroupResult) => void;
 
   constructor(ops: GroupOps, policy: GroupPolicy, leaderExited: Promise<WaitInfo>) {
     this.ops = ops;
     this.policy = policy;
-    this.exited = new Promise((resolve) => (this.resolveExited = resolve));
+    this.exited = new Promise((resolve, reject) => {
+      this.resolveExited = resolve;
+      this.rejectExited = reject;
+    });
     this.closed = new Promise((resolve) => (this.resolveClosed = resolve));
+    this.exited.catch(() => {}); // rejected only when the leader's status was lost
     leaderExited.then(
       (info) => this.leaderExit(info),
-      () => this.leaderExit(null),
+      (err: unknown) => this.leaderExit(null, err),
     );
     if (policy.timeout !== undefined && policy.timeout > 0) {
       // Unref'd: a timeout alone does not keep the process alive (the leader's watch decides).
@@ -228,14 +233,15 @@ export class GroupCleanup {
     this.wake?.();
   }
 
-  private leaderExit(info: WaitInfo | null): void {
+  private leaderExit(info: WaitInfo | null, err?: unknown): void {
     if (info === null) {
-      // The watch failed: look for ourselves.
-      const look = this.look();
-      if (look === null) return;
-      info = look;
+      // The watch failed: look for ourselves. A leader whose status was lost (something else
+      // reaped it) pins nothing any more: release without a signal.
+      info = this.look();
+      if (info === null && !this.leaderLost) return;
+      if (info === null) this.rejectExited(err);
     }
-    this.noteExit(info);
+    if (info !== null) this.noteExit(info);
     // Queued behind the reactions to `exited`, so that they see the group 'reserved'.
     queueMicrotask(() => this.request('exit'));
   }

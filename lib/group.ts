@@ -9,6 +9,7 @@ import * as diagnostics from 'node:diagnostics_channel';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { binding } from './binding';
+import { spawn, type Child, type SpawnOptions } from './child';
 import {
   GroupCleanup,
   type GroupOps,
@@ -31,34 +32,6 @@ import type { WaitInfo } from './waitinfo';
 
 export type { GroupPhase, GroupResult, GroupState } from './group-logic';
 
-// Interim until Layer 2 lands: the part of `Child` (lib/child.ts) a group uses, and `spawn`
-// loaded when first needed.
-/** @internal */
-export interface Child {
-  readonly pid: number;
-  readonly pidfd: number;
-  readonly exited: Promise<WaitInfo>;
-  readonly reaped: boolean;
-  poll(): WaitInfo | null;
-  kill(signal?: Signal | 0): boolean;
-  reap(): WaitInfo;
-  close(): void;
-}
-/** @internal */
-export interface SpawnOptions {
-  cwd?: string;
-  env?: NodeJS.ProcessEnv;
-  argv0?: string;
-  stdio?: unknown;
-  processGroup?: 'new' | 'session' | 'inherit';
-  parentDeathSignal?: Signal | null;
-  closeFds?: boolean;
-}
-function spawn(file: string, args: readonly string[], options: SpawnOptions): Child {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const m = require('./child') as { spawn: typeof spawn };
-  return m.spawn(file, args, options);
-}
 
 const { ESRCH, EPERM } = os.constants.errno;
 const { PIDFD_SIGNAL_PROCESS_GROUP } = binding.constants;
