@@ -32,8 +32,8 @@ export interface GroupResult {
    */
   stoppedWhileRunning: boolean;
   /**
-   * Live members (the leader included) were seen just before the final SIGKILL: the grace did
-   * not empty the group. An unreadable `/proc` counts as members seen.
+   * The grace did not empty the group: live members (the leader included) were seen at its end,
+   * just before the final SIGKILL. An unreadable `/proc` counts as members seen.
    */
   killed: boolean;
 }
@@ -357,7 +357,10 @@ export class GroupCleanup {
           delay = Math.min(delay * 2, MAX_SCAN_MS);
         }
       }
-      if (!emptied && !this.killed) this.killed = this.scan() !== 0;
+      // The grace did not empty the group: the last scan (at most MAX_SCAN_MS ago) saw a live
+      // member or could not read /proc, or the leader itself outlived it. No fresh full scan
+      // here: under a fork storm one costs more than the kill it would describe.
+      if (!emptied) this.killed = true;
 
       // The unreaped leader keeps the pgid ours: kill the group unconditionally, whatever the scan
       // said. The kernel delivers a group signal to every member, including ones forked meanwhile.

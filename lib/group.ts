@@ -84,7 +84,10 @@ export function scanGroup(pgid: number, limit = Infinity): number | 'unknown' {
   }
   const buf = Buffer.allocUnsafe(512);
   let found = 0;
-  for (const name of names) {
+  // Newest first: /proc lists pids in ascending order and members are mostly recent, so a scan
+  // that only needs to know whether one lives stops early, even under a fork storm.
+  for (let i = names.length - 1; i >= 0; i--) {
+    const name = names[i] as string;
     const c = name.charCodeAt(0);
     if (c < 48 || c > 57) continue;
     let fd: number;

@@ -15,7 +15,10 @@ const groupTests = join(here, 'group.test.mjs');
 function nodeTest(file, env, wrap = (argv) => argv) {
   return new Promise((resolve, reject) => {
     const [cmd, ...args] = wrap([process.execPath, '--test', '--test-reporter=tap', file]);
-    const cp = spawn(cmd, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Not a nested run of this runner: the file runs as a test run of its own.
+    const childEnv = { ...process.env, ...env };
+    delete childEnv.NODE_TEST_CONTEXT;
+    const cp = spawn(cmd, args, { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     cp.stdout.on('data', (d) => (out += d));
     cp.stderr.on('data', (d) => (out += d));

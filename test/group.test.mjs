@@ -2,13 +2,13 @@
 // the kernel's own record (/proc/PID/stat states, pgids, /proc/self/fd).
 // PROCPIN_NO_PIDFD_GROUP=1 runs the same file through the kill(-pgid) fallback
 // (test/group-fallback.test.mjs does that, and runs it under the old-kernel filter).
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as dc from 'node:diagnostics_channel';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawn as cpSpawn } from 'node:child_process';
-import { spawnGroup, groupSignalsUsePidfd } from '../dist/index.js';
+import { spawnGroup as realSpawnGroup, groupSignalsUsePidfd } from '../dist/index.js';
 import { createRequire } from 'node:module';
 
 const { binding } = createRequire(import.meta.url)('../dist/binding.js');
@@ -16,6 +16,17 @@ import { isGone, procStatus, liveMembers, openFds, procStat, procState, tmpDir, 
 
 const STRESS = process.env.PROCPIN_STRESS === '1';
 const expectPidfd = process.env.PROCPIN_EXPECT_GROUP_PATH;
+
+// Every group this file starts; a failing test must not leave its members running.
+const started = [];
+function spawnGroup(...args) {
+  const g = realSpawnGroup(...args);
+  started.push(g.pgid);
+  return g;
+}
+after(() => {
+  for (const pgid of started) for (const m of liveMembers(pgid)) try { process.kill(m.pid, 'SIGKILL'); } catch {}
+});
 
 /** Reads whitespace-separated pids from a file the group wrote. */
 function pidsIn(file) {
@@ -280,12 +291,18 @@ test('signal() reaches the whole group while it is ours and returns false once r
   const a = join(dir, 'a');
   const b = join(dir, 'b');
   const script = (f) => `trap 'echo got > ${f}; exit 0' USR1; touch ${f}.ready; while :; do sleep 0.05; done`;
-  const g = spawnGroup('sh', ['-c', `sh -c "${script(a)}" & sh -c "${script(b)}" & wait`], { stdio: 'ignore' });
+  // The leader handles USR1 too and stays until both members have answered, so that its own
+  // exit (and the cleanup's SIGTERM) cannot overtake their traps.
+  const g = spawnGroup(
+    'sh',
+    ['-c', `trap : USR1; sh -c "${script(a)}" & sh -c "${script(b)}" & while [ ! -e ${a} ] || [ ! -e ${b} ]; do sleep 0.01; done`],
+    { stdio: 'ignore' },
+  );
   await waitFor(() => existsSync(`${a}.ready`) && existsSync(`${b}.ready`), { what: 'the traps' });
   assert.equal(g.signal(0), true);
   assert.equal(g.signal('SIGUSR1'), true);
   await waitFor(() => existsSync(a) && existsSync(b), { what: 'both members to get SIGUSR1' });
-  await g.closed; // the leader's `wait` returns once both are gone
+  await g.closed; // the leader exits once both have answered
   assert.equal(g.state, 'released');
   assert.equal(g.signal('SIGTERM'), false);
   assert.equal(g.signal(0), false);
