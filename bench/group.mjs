@@ -1,6 +1,6 @@
-// A group of N sleeping members, stopped: time from the stop until no member lives, and until
-// the stopper says it is done (procpin: `closed`; raw kill: the leader's exit; tree-kill: its
-// callback), for procpin's stop() against a raw kill(-pgid, SIGKILL) and tree-kill, interleaved.
+// A group of N sleeping members, stopped: time from the stop until no member lives ("gone", seen
+// from a worker thread), and until the stopper says it is done ("done": procpin's `closed`, the
+// raw kill's leader exit, tree-kill's callback), for procpin's stop() against a raw kill(-pgid, SIGKILL) and tree-kill, interleaved.
 // Two shapes: members that are the leader's children, and orphaned members (their parent died;
 // the leader still runs), where a walk of the parent tree cannot find them. Survivors (members
 // still alive a second after the stopper said it was done) are counted, then killed.
@@ -13,6 +13,7 @@ import { createRequire } from 'node:module';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { Worker } from 'node:worker_threads';
 import treeKill from 'tree-kill';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -81,31 +82,52 @@ async function waitMembers(pgid) {
   throw new Error(`fewer than ${N} members in ${pgid}`);
 }
 
-// Resolves with the time at which none of `pids` lives; checks the first one still alive, so a
-// poll costs one read while they live. Gives up (null) after `limit` ms.
+// Resolves with the time (ms, on this thread's performance.now() scale) at which none of `pids`
+// lives, or null after `limit` ms. Watched from a worker thread, so that the stopper's own work on
+// the main thread does not delay the observation; a poll checks the first pid still alive.
+const watcherCode = `
+const { parentPort } = require('node:worker_threads');
+const { readFileSync } = require('node:fs');
+const alive = (pid) => {
+  try {
+    const s = readFileSync('/proc/' + pid + '/stat', 'latin1');
+    const st = s[s.lastIndexOf(')') + 2];
+    return st !== 'Z' && st !== 'X';
+  } catch { return false; }
+};
+const nap = new Int32Array(new SharedArrayBuffer(4));
+parentPort.on('message', ({ pids, limit }) => {
+  const end = performance.timeOrigin + performance.now() + limit;
+  let i = 0;
+  for (;;) {
+    while (i < pids.length && !alive(pids[i])) i++;
+    const now = performance.timeOrigin + performance.now();
+    if (i === pids.length) return parentPort.postMessage(now);
+    if (now > end) return parentPort.postMessage(null);
+    Atomics.wait(nap, 0, 0, 0.2);
+  }
+});`;
+const watcher = new Worker(watcherCode, { eval: true });
+watcher.unref();
 function goneAt(pids, limit = 60000) {
   return new Promise((resolve) => {
-    let i = 0;
-    const end = performance.now() + limit;
-    const tick = () => {
-      while (i < pids.length && !alive(pids[i])) i++;
-      if (i === pids.length) return resolve(performance.now());
-      if (performance.now() > end) return resolve(null);
-      setImmediate(tick);
-    };
-    tick();
+    watcher.once('message', (at) => resolve(at === null ? null : at - performance.timeOrigin));
+    watcher.postMessage({ pids, limit });
   });
 }
 
-async function settle(pgid, pids) {
-  const gone = await goneAt(pids, 1000);
-  if (gone !== null) return 0;
+// After a stopper said it was done: members gone within a second, or counted as survivors (then
+// killed by group, which their presence keeps ours, so that the next round starts clean).
+async function settle(gone, pgid, pids) {
+  const late = Symbol('late');
+  const r = await Promise.race([gone, new Promise((res) => setTimeout(res, 1000, late).unref())]);
+  if (r !== late) return { at: r, survivors: 0 };
   const survivors = pids.filter(alive).length;
   try {
     process.kill(-pgid, 'SIGKILL');
   } catch {}
-  await goneAt(pids, 10000);
-  return survivors;
+  await gone;
+  return { at: null, survivors };
 }
 
 async function viaChildProcess(shape, stopper) {
@@ -117,13 +139,12 @@ async function viaChildProcess(shape, stopper) {
   const gone = goneAt(pids);
   await stopper(sub);
   const done = performance.now() - t0;
-  const survivors = await settle(sub.pid, pids);
-  const g = await gone;
+  const { at, survivors } = await settle(gone, sub.pid, pids);
   try {
     process.kill(-sub.pid, 'SIGKILL');
   } catch {}
   await exit;
-  return { goneMs: survivors ? null : g - t0, doneMs: done, survivors };
+  return { goneMs: at === null ? null : at - t0, doneMs: done, survivors };
 }
 
 const contenders = {
@@ -135,9 +156,8 @@ const contenders = {
     const gone = goneAt(pids);
     await g.stop();
     const done = performance.now() - t0;
-    const survivors = await settle(g.pgid, pids);
-    const at = await gone;
-    return { goneMs: survivors ? null : at - t0, doneMs: done, survivors };
+    const { at, survivors } = await settle(gone, g.pgid, pids);
+    return { goneMs: at === null ? null : at - t0, doneMs: done, survivors };
   },
   'procpin stop() killSignal SIGKILL': async (shape) => {
     const g = spawnGroup('sh', ['-c', scripts[shape]], { stdio: ['ignore', 'pipe', 'ignore'], killSignal: 'SIGKILL' });
@@ -147,9 +167,8 @@ const contenders = {
     const gone = goneAt(pids);
     await g.stop();
     const done = performance.now() - t0;
-    const survivors = await settle(g.pgid, pids);
-    const at = await gone;
-    return { goneMs: survivors ? null : at - t0, doneMs: done, survivors };
+    const { at, survivors } = await settle(gone, g.pgid, pids);
+    return { goneMs: at === null ? null : at - t0, doneMs: done, survivors };
   },
   'raw kill(-pgid, SIGKILL)': (shape) =>
     viaChildProcess(shape, async (sub) => {
@@ -202,10 +221,12 @@ if (values.json) {
     const rows = results.filter((r) => r.shape === shape);
     const raw = rows.find((r) => r.contender.startsWith('raw'));
     console.log(`\n${N} ${shape === 'children' ? 'members (children of the leader)' : 'orphaned members'}`);
-    console.log('contender'.padEnd(36), 'runs', 'gone ms'.padStart(9), 'done ms'.padStart(9), 'vs raw'.padStart(7), 'survivors');
+    // The floor is the raw kill's "gone": no member lives. Both of a contender's times compare to it.
+    const floor = raw?.goneMedianMs;
+    const vs = (x) => (x !== null && floor ? `${(x / floor).toFixed(2)}x` : '-');
+    console.log('contender'.padEnd(36), 'runs', 'gone ms'.padStart(9), 'done ms'.padStart(9), 'gone/floor'.padStart(11), 'done/floor'.padStart(11), 'survivors');
     for (const r of rows) {
-      const ratio = r.doneMedianMs !== null && raw?.doneMedianMs ? (r.doneMedianMs / raw.doneMedianMs).toFixed(2) : '-';
-      console.log(r.contender.padEnd(36), String(r.runs).padStart(4), f(r.goneMedianMs).padStart(9), f(r.doneMedianMs).padStart(9), ratio.padStart(7), r.survivorsMax);
+      console.log(r.contender.padEnd(36), String(r.runs).padStart(4), f(r.goneMedianMs).padStart(9), f(r.doneMedianMs).padStart(9), vs(r.goneMedianMs).padStart(11), vs(r.doneMedianMs).padStart(11), r.survivorsMax);
     }
   }
 }

@@ -102,8 +102,11 @@ export interface GroupPolicy {
 type StopReason = 'exit' | 'stop' | 'timeout' | 'abort';
 
 // The grace is watched by re-scanning /proc at growing intervals: early scans catch members
-// that die at once on killSignal, later ones cost little while a member takes its time.
+// that die at once on killSignal (a scan that finds a live member stops there, so it is cheap
+// while they die), later ones cost little while a member takes its time.
 const FIRST_SCAN_MS = 1;
+const EARLY_SCAN_MS = 8;
+const EARLY_PERIOD_MS = 1000;
 const MAX_SCAN_MS = 50;
 
 /**
@@ -252,7 +255,9 @@ export class GroupCleanup {
     if (this.exitInfo !== null) return this.exitInfo;
     if (this.leaderLost) return null;
     try {
-      return this.ops.lookLeader();
+      const info = this.ops.lookLeader();
+      if (info !== null) this.noteExit(info);
+      return info;
     } catch {
       this.leaderLost = true;
       this.ours = false;
@@ -334,15 +339,16 @@ export class GroupCleanup {
       let delay = FIRST_SCAN_MS;
       let emptied = false;
       for (;;) {
+        const left = deadline - this.ops.now();
+        if (left <= 0) break;
         const exited = this.look() !== null || this.leaderLost;
         if (exited && this.scan() === 0) {
           emptied = true;
           break;
         }
-        const left = deadline - this.ops.now();
-        if (left <= 0) break;
         await this.pause(Math.min(delay, left));
-        delay = Math.min(delay * 2, MAX_SCAN_MS);
+        const early = this.ops.now() - this.t0 < EARLY_PERIOD_MS;
+        delay = Math.min(delay * 2, early ? EARLY_SCAN_MS : MAX_SCAN_MS);
       }
       this.publish('grace-ended', { reason: emptied ? 'empty' : 'grace' });
 
@@ -350,7 +356,7 @@ export class GroupCleanup {
         // The leader outlived the grace. Alive, it pins the pgid as surely as a zombie does:
         // kill the group, then wait for the leader's exit to be read before the final kill.
         this.killed = true;
-        this.sendPhase(SIGKILL, 'SIGKILL', 'kill');
+        if (killSignal !== SIGKILL) this.sendPhase(SIGKILL, 'SIGKILL', 'kill');
         delay = FIRST_SCAN_MS;
         while (this.look() === null && !this.leaderLost) {
           await this.pause(delay);

@@ -193,9 +193,10 @@ test('a stopped member gets SIGCONT after killSignal and ends within the grace',
   const pidFile = join(dir, 'member');
   const g = spawnGroup(
     'sh',
-    ['-c', `sh -c 'echo $$ > ${pidFile}; kill -STOP $$; sleep 30' & M=$!; trap "" TERM; wait $M; exit 0`],
+    ['-c', `sh -c 'echo $$ > ${pidFile}; kill -STOP $$; sleep 30' & M=$!; trap "" TERM; touch ${pidFile}.leader; wait $M; exit 0`],
     { stdio: 'ignore', grace: 20000 },
   );
+  await waitFor(() => existsSync(`${pidFile}.leader`), { what: 'the leader to ignore SIGTERM' });
   await waitFor(() => existsSync(pidFile) && readFileSync(pidFile, 'utf8').endsWith('\n'), { what: 'the member pid' });
   const member = pidsIn(pidFile)[0];
   await waitFor(() => procState(member) === 'T', { what: 'the member to stop' });
@@ -207,12 +208,15 @@ test('a stopped member gets SIGCONT after killSignal and ends within the grace',
   assert.ok(isGone(member));
 });
 
-test('a member forking in a loop during cleanup leaves no survivor (repeated)', async () => {
+test('a member forking in a loop during cleanup leaves no survivor (repeated)', async (t) => {
   const rounds = STRESS ? 100 : 20;
+  const dir = workdir(t);
   for (let i = 0; i < rounds; i++) {
+    // The leader exits once the member ignores SIGTERM and has started forking.
+    const ready = join(dir, `ready${i}`);
     const g = spawnGroup(
       'sh',
-      ['-c', `sh -c 'trap "" TERM; while :; do sleep 5 & done' & sleep 0.02; exit 0`],
+      ['-c', `sh -c 'trap "" TERM; touch ${ready}; while :; do sleep 5 & done' & while [ ! -e ${ready} ]; do sleep 0.01; done; exit 0`],
       { stdio: 'ignore', grace: 30 },
     );
     const result = await g.closed;
