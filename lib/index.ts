@@ -30,3 +30,13 @@ export { spawnGroup, ProcessGroup, groupSignalsUsePidfd } from './group';
 export type { SpawnGroupOptions, GroupResult, GroupState, GroupPhase } from './group';
 
 // Layer 3b: dead-pid sweeping (lib/sweep.ts).
+export { sweep, claim, claimPidfile, Claim, Pidfile, SWEEP_CHANNEL } from './sweep';
+export type {
+  SweepReport,
+  SweepEntry,
+  SweepReason,
+  SweepOptions,
+  SweepAuthority,
+  SweepMessage,
+  ClaimOptions,
+} from './sweep';
