@@ -137,6 +137,13 @@ export interface NativeBinding {
   /** Outcome names indexed by the codes in `RawSweepReport.outcomes` (0 = removed). */
   readonly sweepOutcomes: readonly string[];
   readonly sweepFlags: { readonly DRY_RUN: number; readonly LOCK_AUTHORITY: number };
+
+  // Command line (native/tty.cc): terminal job control. Results below 0 are -errno.
+  ttyGetForeground(fd: number): number;
+  ttySetForeground(fd: number, pgid: number): number;
+  ttyGetAttr(fd: number): Buffer | number;
+  ttySetAttr(fd: number, termios: Buffer): number;
+  getpgrp(): number;
 }
 
 function load(): NativeBinding {
