@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { benchDir } from './cbin.mjs';
 
 const root = join(benchDir, '..');
-const entry = join(root, 'dist', 'index.js');
+// PROCPIN_DIST names another build's entry to benchmark (e.g. a branch's dist/index.js).
+const entry = process.env.PROCPIN_DIST || join(root, 'dist', 'index.js');
 
 function stale() {
   if (!existsSync(entry)) return true;
@@ -17,7 +18,7 @@ function stale() {
 
 /** Ensures dist/ is current; returns false (with the reason) when it cannot be built. */
 export function ensureBuilt() {
-  if (!stale()) return { ok: true };
+  if (process.env.PROCPIN_DIST || !stale()) return { ok: true };
   const r = spawnSync('npm', ['run', '--silent', 'build:ts'], { cwd: root, encoding: 'utf8' });
   return r.status === 0 ? { ok: true } : { ok: false, why: `build:ts failed: ${r.stderr || r.stdout}` };
 }

@@ -1,7 +1,8 @@
 // A group of N sleeping members to "closed": procpin's stop() against a raw kill(-pgid, SIGKILL),
 // tree-kill and execa's kill(), interleaved. A pidfd watcher (C) says when the last member
-// exited. Second shape: the leader exits first, orphaning its members (tree-kill walks the
-// parent tree and finds none of them); survivors are counted there.
+// exited. Two more shapes orphan the members (tree-kill walks the parent tree from the leader
+// and finds none of them): their parent died while the leader runs, or the leader itself
+// exited first (procpin then cleans by itself, from the exit). Survivors are counted.
 import * as cp from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
@@ -81,7 +82,7 @@ export async function run(ctx) {
           await exit;
         }
         await act(sub);
-        if (shape === 'stay') await exit;
+        if (shape !== 'exit') await exit;
         return settle(gone, sub.pid, pids, t0, nowMs() - t0);
       },
     });
@@ -123,12 +124,14 @@ export async function run(ctx) {
   const plan = ctx.quick
     ? [
         ['10 members', 10, 'stay', 2, 1, 1],
-        ['10 orphaned members', 10, 'exit', 1, 1, 1],
+        ['10 orphaned members, leader runs', 10, 'orphans', 1, 1, 1],
+        ['10 members, leader exited', 10, 'exit', 1, 1, 1],
       ]
     : [
         ['50 members', 50, 'stay', 15, 5, 3],
         ['500 members', 500, 'stay', 7, 3, 1],
-        ['500 orphaned members', 500, 'exit', 5, 2, 2],
+        ['500 orphaned members, leader runs', 500, 'orphans', 5, 2, 2],
+        ['500 members, leader exited', 500, 'exit', 5, 2, 2],
       ];
   const rows = [];
   for (const [label, n, shape, reps, execaReps, treeReps] of plan) {
