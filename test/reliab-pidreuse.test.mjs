@@ -83,6 +83,11 @@ function suite(label, env, old = false) {
       const ab = out['abort-fires-late'];
       assertNoStrangerSignalled(ab);
       assert.deepEqual(ab.returned, [false]);
+
+      const wrap = out['natural-wrap'];
+      assertNoStrangerSignalled(wrap);
+      assert.deepEqual(wrap.returned, [false, false, false]);
+      if (round === 0) t.diagnostic(`natural wrap: the released number came round after ${wrap.tries} strangers`);
     }
   });
 }
