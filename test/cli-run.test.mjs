@@ -5,7 +5,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { isGone, liveMembers, procStat, tmpDir, waitFor } from './helpers.mjs';
+import { isGone, liveMembers, need, procStat, tmpDir, waitFor } from './helpers.mjs';
+import { compileC, oldKernelBinary } from './oldkernel.mjs';
 import { pendingSignals, procpin, start } from './cli-helpers.mjs';
 
 test('exits 0 when the command exits 0', async () => {
@@ -67,6 +68,34 @@ test('exits 125 when procpin itself fails', async () => {
   const r = await procpin(['run', '--', 'true'], { env: { PROCPIN_BINDING: '/nonexistent/procpin.node' } });
   assert.equal(r.code, 125);
   assert.match(r.stderr, /^procpin: cannot load procpin/);
+});
+
+test('exits 125 when SIGCHLD is ignored: no group can be held', async (t) => {
+  const so = compileC('sigchld_ignore', { output: 'sigchld_ignore.so', shared: true });
+  if (!need(t, so !== null, `cc: ${compileC.lastError}`)) return;
+  const dir = tmpDir();
+  t.after(() => dir[Symbol.dispose]());
+  // Node resets signal dispositions at startup: only native code loaded afterwards can make
+  // SIGCHLD ignored (the library's load fails once its constructor has run).
+  const preload = join(dir.path, 'ignore-sigchld.cjs');
+  writeFileSync(preload, `try { process.dlopen({ exports: {} }, ${JSON.stringify(so)}); } catch {}\n`);
+  const r = await procpin(['run', '--', 'true'], { nodeArgs: ['--require', preload] });
+  assert.equal(r.code, 125, r.stderr);
+  assert.match(r.stderr, /ERR_PROCPIN_SIGCHLD_IGNORED|SIGCHLD/);
+});
+
+test('on a kernel without pidfds the exit-status rules and the cleanup hold', async (t) => {
+  const wrapper = oldKernelBinary();
+  if (!need(t, wrapper !== null, 'cc and seccomp for the old-kernel filter')) return;
+  const run = (args) => start(args, { input: '', wrapper: [wrapper] });
+  const { result, line } = run(['run', '--', 'sh', '-c', 'sleep 30 & echo $$ $!; exit 3']);
+  const [pgid, member] = (await line()).split(' ').map(Number);
+  assert.equal((await result).code, 3);
+  assert.ok(isGone(member));
+  assert.deepEqual(liveMembers(pgid), []);
+  assert.equal((await run(['run', '--timeout', '200ms', '--', 'sleep', '10']).result).code, 124);
+  assert.equal((await run(['run', '--', 'sh', '-c', 'kill -USR1 $$']).result).code, 138);
+  assert.equal((await run(['run', '--', 'procpin-no-such-command']).result).code, 127);
 });
 
 test("the command's own options and arguments are passed untouched", async () => {
