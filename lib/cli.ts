@@ -333,14 +333,11 @@ async function runCommand(args: string[]): Promise<number> {
   };
   if (verbose) diagnosticsChannel.subscribe('procpin:group', onPhase);
 
-  // Signals that arrive before the group exists are forwarded as soon as it does.
+  // The handlers are installed, and the group is spawned, in one synchronous stretch: a handler
+  // runs from the event loop, so it always finds the group (or the spawn's failure).
   let group: ProcessGroup | undefined;
-  const early: NodeJS.Signals[] = [];
   const forward = (sig: NodeJS.Signals) => {
-    if (!group) {
-      early.push(sig);
-      return;
-    }
+    if (!group) return;
     log(`received ${sig}: forwarding it to group ${group.pgid}, then cleaning the group`);
     try {
       group.signal(sig);
@@ -356,15 +353,21 @@ async function runCommand(args: string[]): Promise<number> {
     process.on(sig, h);
     return [sig, h] as const;
   });
+  const job = TerminalJob.attach(0, log);
   // A bug in procpin must not leave the group behind: clean it, then fail with 125.
   const onCrash = (e: unknown) => {
     err(`procpin: ${(e as Error)?.stack ?? String(e)}\n`);
-    const done = () => process.exit(EXIT.PROCPIN_FAILED);
+    const done = () => {
+      try {
+        job?.end();
+      } finally {
+        process.exit(EXIT.PROCPIN_FAILED);
+      }
+    };
     if (group) group.stop().then(done, done);
     else done();
   };
   process.on('uncaughtException', onCrash);
-  const job = TerminalJob.attach(0, log);
 
   try {
     try {
@@ -386,7 +389,6 @@ async function runCommand(args: string[]): Promise<number> {
     log(`group ${group.pgid} started: ${command.join(' ')}`);
     const g = group;
     job?.start(g);
-    for (const sig of early.splice(0)) forward(sig);
     void g.exited.then(
       () => job?.leaderExited(),
       () => {},

@@ -84,6 +84,25 @@ test('exits 125 when SIGCHLD is ignored: no group can be held', async (t) => {
   assert.match(r.stderr, /ERR_PROCPIN_SIGCHLD_IGNORED|SIGCHLD/);
 });
 
+test('a failure inside procpin while the command runs still cleans the group, then exits 125', async (t) => {
+  const dir = tmpDir();
+  t.after(() => dir[Symbol.dispose]());
+  // Injected bug: an exception thrown from an event handler inside procpin, on SIGUSR2.
+  const preload = join(dir.path, 'bug.cjs');
+  writeFileSync(preload, "process.on('SIGUSR2', () => { throw new Error('injected bug'); });\n");
+  const { child, result, line } = start(['run', '--', 'sh', '-c', 'sleep 30 & echo $$; exec sleep 30'], {
+    input: '',
+    nodeArgs: ['--require', preload],
+  });
+  const pgid = Number(await line());
+  await waitFor(() => liveMembers(pgid).length === 2, { what: 'two members' });
+  child.kill('SIGUSR2');
+  const r = await result;
+  assert.equal(r.code, 125);
+  assert.match(r.stderr, /injected bug/);
+  assert.deepEqual(liveMembers(pgid), []);
+});
+
 test('on a kernel without pidfds the exit-status rules and the cleanup hold', async (t) => {
   const wrapper = oldKernelBinary();
   if (!need(t, wrapper !== null, 'cc and seccomp for the old-kernel filter')) return;
