@@ -75,7 +75,9 @@ test('a child that does not read makes write() return false once the pipe is ful
   assert.equal(ok, false);
   assert.ok(n < 1000);
   await waitFor(() => child.stdin.writableLength > 0, { what: 'buffered data' });
+  const epipe = new Promise((r) => child.stdin.on('error', r)); // the reader is gone, as with child_process
   child.kill('SIGKILL');
+  assert.equal((await epipe).code, 'EPIPE');
   await finish(child);
   child.stdin.destroy();
 });
