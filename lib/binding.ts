@@ -72,6 +72,18 @@ export interface NativeSpawnFailure {
   stage: string;
 }
 
+/** One directory's sweep as the addon reports it: parallel arrays, one slot per candidate. */
+export interface RawSweepReport {
+  /** 0, or -errno when the directory itself could not be read. */
+  errno: number;
+  syscall?: string;
+  names: string[];
+  pids: Int32Array;
+  outcomes: Uint8Array;
+  errnos: Int32Array;
+  syscalls: (string | undefined)[];
+}
+
 /** The addon's exports. Every `number` result below 0 is `-errno`. */
 export interface NativeBinding {
   readonly constants: NativeConstants;
@@ -114,6 +126,24 @@ export interface NativeBinding {
   openProcess(pid: number, onExit: (result: number) => void): NativeChildHandle | number;
 
   // Layer 3b (native/sweep.cc): the per-entry sweep work.
+  /** Sweeps one directory off the event loop. `flags`: `sweepFlags` bits. */
+  sweepDirectory(dir: string, prefix: string, flags: number): Promise<RawSweepReport>;
+  /** Creates `dir/name` exclusively, locked (LOCK_EX, O_CLOEXEC): the fd, or [-errno, syscall]. */
+  createLocked(dir: string, name: string, directory: boolean, mode: number): Promise<number | [number, string]>;
+  /** Removes `dir/name` if it is still the inode open as `fd` (the caller keeps fd open). */
+  removeHeld(dir: string, name: string, fd: number): Promise<0 | [number, string]>;
+  /** Test injection: at `point`, swap entry `name` for a symlink to `target`. No arguments: off. */
+  sweepTestHook(point?: number, name?: string, target?: string): void;
+  /** Outcome names indexed by the codes in `RawSweepReport.outcomes` (0 = removed). */
+  readonly sweepOutcomes: readonly string[];
+  readonly sweepFlags: { readonly DRY_RUN: number; readonly LOCK_AUTHORITY: number };
+
+  // Command line (native/tty.cc): terminal job control. Results below 0 are -errno.
+  ttyGetForeground(fd: number): number;
+  ttySetForeground(fd: number, pgid: number): number;
+  ttyGetAttr(fd: number): Buffer | number;
+  ttySetAttr(fd: number, termios: Buffer): number;
+  getpgrp(): number;
 }
 
 function load(): NativeBinding {
