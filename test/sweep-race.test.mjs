@@ -15,7 +15,8 @@ import { deadPid, exists, names, scratch } from './sweep-fixtures.mjs';
 const P = 'prefix-';
 const AFTER_CHECK = 1;
 const AFTER_LOCK = 2;
-const BEFORE_UNLINK = 3;
+const BEFORE_CONTENTS = 3;
+const BEFORE_UNLINK = 4;
 
 async function swapAt(t, point, kind) {
   const d = scratch(t);
@@ -49,6 +50,7 @@ async function swapAt(t, point, kind) {
 for (const [point, label] of [
   [AFTER_CHECK, 'after the checks, before it is opened'],
   [AFTER_LOCK, 'after it is opened and locked'],
+  [BEFORE_CONTENTS, 'after the last check, while its contents are removed'],
   [BEFORE_UNLINK, 'after its contents are gone, right before the unlink'],
 ]) {
   test(`a directory swapped for a symlink ${label} removes nothing outside`, async (t) => {
@@ -59,8 +61,8 @@ for (const [point, label] of [
     assert.equal(readFileSync(join(outside, 'sub', 'precious'), 'utf8'), 'x');
     // The symlink that took the name stays; it is not ours to judge any more.
     assert.equal(readlinkSync(join(entry, name)), outside);
-    if (point === AFTER_CHECK) {
-      // Never opened: the moved directory is untouched.
+    if (point === AFTER_CHECK || point === AFTER_LOCK) {
+      // Caught before anything was removed: the moved directory is untouched.
       assert.deepEqual(readdirSync(join(entry, `${name}.orig`)).sort(), ['precious', 'sub']);
     } else {
       // Its contents went through the locked descriptor: the checked inode, wherever its name is.
@@ -69,8 +71,8 @@ for (const [point, label] of [
   });
 }
 
-test('a file swapped for a symlink right before the unlink is left, and so is its target', async (t) => {
-  const { r, entry, name, target } = await swapAt(t, BEFORE_UNLINK, 'file');
+test('a file swapped for a symlink after it is locked, before the unlink, is left, and so is its target', async (t) => {
+  const { r, entry, name, target } = await swapAt(t, AFTER_LOCK, 'file');
   assert.deepEqual(r.kept.map((e) => [e.name, e.reason]), [[name, 'replaced']]);
   assert.equal(readlinkSync(join(entry, name)), target);
   assert.equal(readFileSync(target, 'utf8'), 'x');
