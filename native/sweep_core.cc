@@ -645,6 +645,7 @@ int CreateLocked(const char* dir, const char* name, bool directory, mode_t mode,
       return fd;
     }
   }
+  RunHook(dirfd, name, HookPoint::kClaimBeforeLock);
   // Taken already for an O_TMPFILE file (flock again on the same description is a no-op).
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
     int e = errno;

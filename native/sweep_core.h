@@ -96,6 +96,7 @@ enum class HookPoint : int {
   kAfterLock = 2,       // after the entry is open and locked, before the name is checked again
   kBeforeContents = 3,  // a non-empty directory, checked: before its contents are removed
   kBeforeUnlink = 4,    // after a directory's contents are gone, before the final check and unlink
+  kClaimBeforeLock = 5,  // CreateLocked: the entry exists under its name, before it is locked
 };
 using Hook = void (*)(int dirfd, const char* name, HookPoint point);
 void SetTestHook(Hook hook);

@@ -86,6 +86,30 @@ test('a file swapped for a symlink after the checks is never opened through it',
   assert.equal(readFileSync(target, 'utf8'), 'x');
 });
 
+for (const kind of ['directory', 'file']) {
+  test(`a ${kind} claim that loses its entry before it is locked retries under a new name`, async (t) => {
+    const d = scratch(t);
+    // The entry is swapped away between its creation and its lock, as a sweeper with
+    // authority 'lock' could do: the claim must not hand it out.
+    const CLAIM_BEFORE_LOCK = 5;
+    binding.sweepTestHook(CLAIM_BEFORE_LOCK, `${P}${process.pid}-`, '/');
+    let c;
+    try {
+      c = await procpin.claim(d.path, P, { kind });
+    } finally {
+      binding.sweepTestHook();
+    }
+    try {
+      const { lstatSync } = await import('node:fs');
+      const st = lstatSync(c.path);
+      assert.equal(kind === 'directory' ? st.isDirectory() : st.isFile(), true);
+      assert.equal(readdirSync(d.path).filter((n) => n.endsWith('.orig')).length, 1, 'the hook fired');
+    } finally {
+      await c.release();
+    }
+  });
+}
+
 function mount(args) {
   const r = spawnSync('mount', args, { encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
@@ -146,6 +170,8 @@ test('a dead owner\'s entry that is itself a mount point is kept as mount, its c
   mount(['-t', 'tmpfs', 'none', entry]);
   try {
     writeFileSync(join(entry, 'precious'), 'x');
+    const dry = await procpin.sweep(d.path, { prefix: P, dryRun: true });
+    assert.deepEqual(dry.kept.map((e) => [e.name, e.reason]), [[`${P}${dead}`, 'mount']]);
     const r = await procpin.sweep(d.path, { prefix: P });
     assert.deepEqual(r.kept.map((e) => [e.name, e.reason]), [[`${P}${dead}`, 'mount']]);
     assert.equal(readFileSync(join(entry, 'precious'), 'utf8'), 'x');
