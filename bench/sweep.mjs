@@ -6,7 +6,9 @@
 //            fstat, flock, unlinkat/rmdir), compiled here with cc
 //   naive    a synchronous Node loop (readdirSync, lstatSync, process.kill, openSync, fstatSync,
 //            flockSync, unlinkSync/rmdirSync)
-// Usage: node bench/sweep.mjs [--entries N] [--rounds R] [--json]
+// Usage: node bench/sweep.mjs [--entries N] [--rounds R] [--quick] [--json]
+// --json prints one line: { bench, ..., ref, rows: [{ case, contender, unit, n, median, ... }] },
+// the shape bench/index.mjs collects.
 // Mounts a private tmpfs when run as root, else uses /dev/shm.
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
@@ -23,10 +25,11 @@ const { values: args } = parseArgs({
     rounds: { type: 'string', default: process.env.BENCH_ROUNDS ?? '7' },
     'dead-ratio': { type: 'string', default: '0.95' },
     json: { type: 'boolean', default: false },
+    quick: { type: 'boolean', default: false },
   },
 });
 const ENTRIES = Number(args.entries);
-const ROUNDS = Number(args.rounds);
+const ROUNDS = args.quick ? Math.min(3, Number(args.rounds)) : Number(args.rounds);
 const DEAD_RATIO = Number(args['dead-ratio']);
 const PREFIX = 'bench-';
 
@@ -149,21 +152,38 @@ for (let round = -1; round < ROUNDS; round++) {
   }
 }
 
+const CONTENDER = {
+  procpin: 'procpin sweep()',
+  c: 'C loop (same checks)',
+  naive: 'naive Node loop',
+};
+const sorted = (a) => [...a].sort((x, y) => x - y);
 const median = (a) => {
-  const s = [...a].sort((x, y) => x - y);
+  const s = sorted(a);
   const m = s.length >> 1;
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
+const pct = (a, p) => {
+  const s = sorted(a);
+  return s[Math.min(s.length, Math.max(1, Math.ceil((p / 100) * s.length))) - 1];
+};
+const ms = (ns) => +(ns / 1e6).toFixed(2);
 const cMed = median(times.c);
 const rows = order.map((name) => {
-  const med = median(times[name]);
+  const t = times[name];
+  const med = median(t);
   return {
-    sweeper: name,
-    'median ms': +(med / 1e6).toFixed(1),
-    'min ms': +(Math.min(...times[name]) / 1e6).toFixed(1),
-    'max ms': +(Math.max(...times[name]) / 1e6).toFixed(1),
-    'entries/s': Math.round(ENTRIES / (med / 1e9)),
-    'time vs C': +(med / cMed).toFixed(2),
+    case: `${ENTRIES} entries`,
+    contender: CONTENDER[name],
+    unit: 'ms',
+    n: t.length,
+    median: ms(med),
+    p95: ms(pct(t, 95)),
+    min: ms(Math.min(...t)),
+    max: ms(Math.max(...t)),
+    mean: ms(t.reduce((x, y) => x + y, 0) / t.length),
+    entriesPerSec: Math.round(ENTRIES / (med / 1e9)),
+    vsC: +(med / cMed).toFixed(2),
   };
 });
 
@@ -175,17 +195,24 @@ const meta = {
   node: process.version,
 };
 if (args.json) {
-  console.log(JSON.stringify({ bench: 'sweep', ...meta, results: rows }, null, 2));
+  console.log(JSON.stringify({ bench: 'sweep', ...meta, ref: CONTENDER.c, rows }));
 } else {
   console.log(
     `sweep: ${ENTRIES} entries (${Math.round(DEAD_RATIO * 100)}% dead, half empty directories, half files) on ${meta.filesystem}; ` +
-      `${ROUNDS} interleaved rounds, medians`,
+      `${ROUNDS} interleaved rounds`,
   );
-  const cols = Object.keys(rows[0]);
-  const width = cols.map((c) => Math.max(c.length, ...rows.map((r) => String(r[c]).length)));
-  const line = (cells) => cells.map((c, i) => String(c).padStart(width[i])).join('  ');
+  const table = rows.map((r) => ({
+    sweeper: r.contender,
+    'median ms': r.median,
+    'min ms': r.min,
+    'max ms': r.max,
+    'entries/s': r.entriesPerSec,
+    'time vs C': r.vsC,
+  }));
+  const cols = Object.keys(table[0]);
+  const width = cols.map((c) => Math.max(c.length, ...table.map((r) => String(r[c]).length)));
+  const line = (cells) => cells.map((c, i) => String(c)[i ? 'padStart' : 'padEnd'](width[i])).join('  ');
   console.log(line(cols));
-  for (const r of rows) console.log(line(cols.map((c) => r[c])));
-  const p = rows.find((r) => r.sweeper === 'procpin');
-  console.log(`procpin takes ${p['time vs C']}x the C loop's time (goal: within 2x).`);
+  for (const r of table) console.log(line(cols.map((c) => r[c])));
+  console.log(`procpin takes ${rows[0].vsC}x the C loop's time (goal: within 2x).`);
 }
