@@ -68,6 +68,14 @@ test('group signals take the path this run expects', () => {
   else assert.equal(groupSignalsUsePidfd(), binding.hasPidfdGroupSignal());
 });
 
+test('the leader is held through a pidfd where the kernel has them', async () => {
+  const g = spawnGroup('sh', ['-c', 'exit 0'], { stdio: 'ignore' });
+  if (process.env.PROCPIN_EXPECT_NO_PIDFD === '1') assert.equal(g.leader.pidfd, -1);
+  else assert.ok(g.leader.pidfd >= 0);
+  await g.closed;
+  assert.equal(g.leader.pidfd, -1);
+});
+
 test('group signals go through the pidfd, or kill(-pgid) only while the leader is unreaped', async (t) => {
   const calls = [];
   const realKill = process.kill;
