@@ -32,8 +32,8 @@ import type { WaitInfo } from './waitinfo';
 
 export type { GroupPhase, GroupResult, GroupState } from './group-logic';
 
-
 const { ESRCH, EPERM } = os.constants.errno;
+const kInternal = Symbol('procpin.group.internal');
 const { PIDFD_SIGNAL_PROCESS_GROUP } = binding.constants;
 
 // PIDFD_SIGNAL_PROCESS_GROUP (Linux 6.9) binds a group signal to the group the leader's pidfd
@@ -42,8 +42,12 @@ const { PIDFD_SIGNAL_PROCESS_GROUP } = binding.constants;
 const pidfdGroupSignal =
   process.env['PROCPIN_NO_PIDFD_GROUP'] !== '1' && binding.hasPidfdGroupSignal();
 
-/** The channel cleanup phases are published on (`{ pid, phase, signal?, reason?, ms }`). */
-const channel = diagnostics.channel('procpin:group');
+/**
+ * The `node:diagnostics_channel` name a group's cleanup phases are published on, as
+ * {@link GroupPhase} messages (`{ pid, phase, signal?, reason?, ms }`).
+ */
+export const GROUP_CHANNEL = 'procpin:group';
+const channel = diagnostics.channel(GROUP_CHANNEL);
 
 /**
  * Whether group signals go through the leader's pidfd (`PIDFD_SIGNAL_PROCESS_GROUP`, Linux 6.9+)
@@ -205,7 +209,8 @@ export class ProcessGroup {
   readonly #cleanup: GroupCleanup;
 
   /** @internal Use {@link spawnGroup}. */
-  constructor(leader: Child, cleanup: GroupCleanup) {
+  constructor(token: typeof kInternal, leader: Child, cleanup: GroupCleanup) {
+    if (token !== kInternal) throw new TypeError('Illegal constructor: use spawnGroup()');
     this.pid = leader.pid;
     this.pgid = leader.pid;
     this.leader = leader;
@@ -288,5 +293,5 @@ export function spawnGroup(
     },
     leader.exited,
   );
-  return new ProcessGroup(leader, cleanup);
+  return new ProcessGroup(kInternal, leader, cleanup);
 }

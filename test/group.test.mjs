@@ -8,7 +8,7 @@ import * as dc from 'node:diagnostics_channel';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawn as cpSpawn } from 'node:child_process';
-import { spawnGroup as realSpawnGroup, groupSignalsUsePidfd } from '../dist/index.js';
+import { spawnGroup as realSpawnGroup, groupSignalsUsePidfd, ProcessGroup, GROUP_CHANNEL } from '../dist/index.js';
 import { createRequire } from 'node:module';
 
 const { binding } = createRequire(import.meta.url)('../dist/binding.js');
@@ -417,4 +417,21 @@ test('parentDeathSignal: null leaves the leader running when its supervisor dies
   } finally {
     process.kill(pid, 'SIGKILL');
   }
+});
+
+test('a command that cannot start throws as spawn does and leaves nothing behind', () => {
+  const fds = openFds().length;
+  assert.throws(() => realSpawnGroup('/nonexistent/procpin-nothing', [], { stdio: 'ignore' }), (err) => {
+    assert.equal(err.code, 'ENOENT');
+    assert.equal(err.path, '/nonexistent/procpin-nothing');
+    return true;
+  });
+  assert.equal(openFds().length, fds);
+  assert.deepEqual(ourZombies(), []);
+});
+
+test('ProcessGroup cannot be constructed directly, and its channel is procpin:group', () => {
+  assert.throws(() => new ProcessGroup(), TypeError);
+  assert.throws(() => new ProcessGroup(Symbol('x'), {}, {}), TypeError);
+  assert.equal(GROUP_CHANNEL, 'procpin:group');
 });
