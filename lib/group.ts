@@ -145,6 +145,13 @@ function kernelOps(leader: Child, abort: AbortSignal | undefined): GroupOps {
         if (r === -EPERM) return 'EPERM';
         // Refused otherwise: fall through to the number, which the unreaped leader still pins.
       }
+      // By number only while a WNOWAIT look still finds the leader waitable (running or a zombie):
+      // one that something else reaped (ECHILD) no longer pins the pgid.
+      try {
+        leader.poll();
+      } catch {
+        return 'ESRCH';
+      }
       try {
         process.kill(-pgid, sig);
         return 'ok';
