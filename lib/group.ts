@@ -199,6 +199,9 @@ function kernelOps(leader: Child, abort: AbortSignal | undefined): GroupOps {
  * - (e) `timeout` and abort act only on a leader that still runs, as a WNOWAIT look shows: a
  *   leader that exited a moment before is cleaned as an exit.
  * - (f) A released group holds no descriptor and leaves no zombie of its leader.
+ * - (g) Nothing outlives the supervisor's exit: on process `'exit'` every group not yet released
+ *   gets a group SIGKILL at once. A supervisor killed outright runs no code: its leaders still
+ *   die by `parentDeathSignal`, but their members then outlive it.
  *
  * Made by {@link spawnGroup}.
  */
@@ -300,5 +303,21 @@ export function spawnGroup(
     },
     leader.exited,
   );
+  live.add(cleanup);
+  cleanup.onReleased = () => live.delete(cleanup);
+  if (!exitHooked) {
+    exitHooked = true;
+    process.on('exit', killLiveGroups);
+  }
   return new ProcessGroup(kInternal, leader, cleanup);
+}
+
+// Groups not yet released. When this process exits with groups still running, no event loop is
+// left to run their grace: each gets a group SIGKILL at once, while its leader (our unreaped
+// child) still pins the pgid. A supervisor killed outright runs nothing; its leaders then get
+// their parentDeathSignal.
+const live = new Set<GroupCleanup>();
+let exitHooked = false;
+function killLiveGroups(): void {
+  for (const cleanup of live) cleanup.killNow();
 }

@@ -12,7 +12,7 @@ import { spawnGroup as realSpawnGroup, groupSignalsUsePidfd, ProcessGroup, GROUP
 import { createRequire } from 'node:module';
 
 const { binding } = createRequire(import.meta.url)('../dist/binding.js');
-import { isGone, procStatus, liveMembers, openFds, procStat, procState, tmpDir, waitFor } from './helpers.mjs';
+import { isGone, procStatus, runNode, liveMembers, openFds, procStat, procState, tmpDir, waitFor } from './helpers.mjs';
 
 const STRESS = process.env.PROCPIN_STRESS === '1';
 const expectPidfd = process.env.PROCPIN_EXPECT_GROUP_PATH;
@@ -434,4 +434,16 @@ test('ProcessGroup cannot be constructed directly, and its channel is procpin:gr
   assert.throws(() => new ProcessGroup(), TypeError);
   assert.throws(() => new ProcessGroup(Symbol('x'), {}, {}), TypeError);
   assert.equal(GROUP_CHANNEL, 'procpin:group');
+});
+
+test('a supervisor that exits with a group still running leaves no member behind', async () => {
+  const code = `import { spawnGroup } from ${JSON.stringify(new URL('../dist/index.js', import.meta.url).pathname)};
+    const g = spawnGroup('sh', ['-c', 'trap "" TERM; sleep 30 & echo $!; wait'], { stdio: ['ignore', 'pipe', 'ignore'], parentDeathSignal: null, grace: 60000 });
+    g.leader.stdout.once('data', (d) => { process.stdout.write(g.pgid + ' ' + d); process.exit(0); });`;
+  const r = await runNode(code);
+  assert.equal(r.code, 0, r.stderr);
+  const [pgid, member] = r.stdout.trim().split(/\s+/).map(Number);
+  started.push(pgid);
+  await waitFor(() => isGone(member), { what: 'the member to die with the supervisor' });
+  await waitFor(() => liveMembers(pgid).length === 0, { what: 'an empty group' });
 });
