@@ -439,7 +439,7 @@ test('a throwing diagnostics subscriber does not stop the cleanup', async () => 
 });
 
 test('killNow() sends a group SIGKILL at once while the group is held, and nothing once released', async () => {
-  const h = harness({ grace: 60000, scan: () => 1 });
+  const h = harness({ grace: 20, scan: () => 1 });
   h.group.killNow();
   assert.deepEqual(h.groupSignals(), [['group', SIGKILL, 'running']]);
   assert.equal(h.group.state, 'running');
@@ -450,5 +450,5 @@ test('killNow() sends a group SIGKILL at once while the group is held, and nothi
   const before = released.log.length;
   released.group.killNow();
   assert.equal(released.log.length, before);
-  h.group.stop();
+  await h.group.closed;
 });
