@@ -128,6 +128,8 @@ export interface NativeBinding {
   // Layer 3b (native/sweep.cc): the per-entry sweep work.
   /** Sweeps one directory off the event loop. `flags`: `sweepFlags` bits. */
   sweepDirectory(dir: string, prefix: string, flags: number): Promise<RawSweepReport>;
+  /** Creates `dir/name` exclusively, locked (LOCK_EX, O_CLOEXEC): the fd, or [-errno, syscall]. */
+  createLocked(dir: string, name: string, directory: boolean, mode: number): Promise<number | [number, string]>;
   /** Removes `dir/name` if it is still the inode open as `fd` (the caller keeps fd open). */
   removeHeld(dir: string, name: string, fd: number): Promise<0 | [number, string]>;
   /** Test injection: at `point`, swap entry `name` for a symlink to `target`. No arguments: off. */
@@ -135,6 +137,13 @@ export interface NativeBinding {
   /** Outcome names indexed by the codes in `RawSweepReport.outcomes` (0 = removed). */
   readonly sweepOutcomes: readonly string[];
   readonly sweepFlags: { readonly DRY_RUN: number; readonly LOCK_AUTHORITY: number };
+
+  // Command line (native/tty.cc): terminal job control. Results below 0 are -errno.
+  ttyGetForeground(fd: number): number;
+  ttySetForeground(fd: number, pgid: number): number;
+  ttyGetAttr(fd: number): Buffer | number;
+  ttySetAttr(fd: number, termios: Buffer): number;
+  getpgrp(): number;
 }
 
 function load(): NativeBinding {

@@ -29,9 +29,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import * as dc from 'node:diagnostics_channel';
+import * as fs from 'node:fs';
 import { constants as fsConstants, type BigIntStats } from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
+import { promisify } from 'node:util';
 import { binding } from './binding';
 import { codedError, errnoException, type ProcpinSystemError } from './errors';
 import {
@@ -230,8 +232,19 @@ export interface ClaimOptions {
 }
 
 const EWOULDBLOCK = 11;
-const { LOCK_EX, LOCK_NB, LOCK_UN } = binding.constants;
-const { O_RDONLY, O_RDWR, O_CREAT, O_EXCL, O_NOFOLLOW, O_DIRECTORY } = fsConstants;
+const EAGAIN = 11;
+const EEXIST = 17;
+const ENOENT = 2;
+const ESTALE = 116;
+const { LOCK_EX, LOCK_NB } = binding.constants;
+const { O_RDWR, O_CREAT, O_NOFOLLOW } = fsConstants;
+
+const fsOpen = promisify(fs.open);
+const fsClose = promisify(fs.close);
+const fsFstat = promisify(fs.fstat);
+const fsFtruncate = promisify(fs.ftruncate);
+const fsWrite = promisify(fs.write);
+const fsRead = promisify(fs.read);
 
 function sameInode(a: BigIntStats, b: BigIntStats): boolean {
   return a.dev === b.dev && a.ino === b.ino;
@@ -250,15 +263,40 @@ function isErrno(err: unknown, code: string): boolean {
 }
 
 /**
+ * Removes `dir/name` if it still names the inode open as `fd`, then closes `fd` (dropping the
+ * lock) in every case. An entry already gone is not an error.
+ */
+async function removeAndClose(
+  dir: string,
+  name: string,
+  fd: number,
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
+  caller: Function,
+): Promise<void> {
+  try {
+    const r = await binding.removeHeld(dir, name, fd);
+    if (r !== 0 && r[0] !== -ENOENT) {
+      throw errnoException(r[0], r[1], { path: path.join(dir, name) }, caller);
+    }
+  } finally {
+    // The lock goes with the last descriptor of its open file description: only now.
+    await fsClose(fd);
+  }
+}
+
+/**
  * An entry this process created and owns, named `prefix<pid>-<random>`.
  *
  * Guarantees:
- * (a) it was created exclusively (no one else's entry is ever adopted);
- * (b) from before it is returned until `release()` settles, its flock is held on an O_CLOEXEC
- *     descriptor (children do not inherit it), so no sweeper removes it, in any pid namespace;
- * (c) `release()` removes the entry (a directory with its contents, through descriptors) and only
- *     then drops the lock, exactly once: later calls return the same promise;
- * (d) if the process dies without releasing (SIGKILL, OOM), the kernel drops the lock and the next
+ * (a) it was created exclusively: no one else's entry is ever adopted;
+ * (b) its flock is held on an O_CLOEXEC descriptor (children do not inherit it) from before it is
+ *     handed out until `release()` settles, so no sweeper removes it, in any pid namespace;
+ * (c) `release()` removes the entry (a directory with its contents, through descriptors, never
+ *     following links or crossing mounts) and only then drops the lock, exactly once: later calls
+ *     return the same promise;
+ * (d) a claim that is never released holds its lock (one descriptor) until the process exits,
+ *     even if the `Claim` object is garbage-collected, because its path may still be in use;
+ * (e) if the process dies without releasing (SIGKILL, OOM), the kernel drops the lock and the next
  *     {@link claim} or {@link sweep} of the prefix removes the entry.
  */
 export class Claim {
@@ -268,69 +306,43 @@ export class Claim {
   readonly kind: 'directory' | 'file';
   /** The sweep that preceded the claim. */
   readonly swept: SweepReport;
-  #handle: fsp.FileHandle | null;
+  #fd: number;
   #dir: string;
   #name: string;
   #released: Promise<void> | null = null;
 
   /** @internal Made by {@link claim}. */
-  constructor(
-    dir: string,
-    name: string,
-    kind: 'directory' | 'file',
-    handle: fsp.FileHandle,
-    swept: SweepReport,
-  ) {
+  constructor(dir: string, name: string, kind: 'directory' | 'file', fd: number, swept: SweepReport) {
     this.#dir = dir;
     this.#name = name;
     this.path = path.join(dir, name);
     this.kind = kind;
-    this.#handle = handle;
+    this.#fd = fd;
     this.swept = swept;
   }
 
-  /** The descriptor that holds the lock (for `fchdir`-like uses), or -1 once released. */
+  /** The descriptor that holds the lock (O_CLOEXEC; do not close it), or -1 once released. */
   get fd(): number {
-    return this.#handle?.fd ?? -1;
+    return this.#fd;
   }
 
   /**
    * Removes the entry, then drops the lock. Idempotent: every call returns the same promise.
    * An entry that is already gone is not an error; one whose name now names another inode is
-   * left alone (rejects with `ESTALE`), and the lock is dropped in every case.
+   * left alone (rejects with `ESTALE`); the lock is dropped in every case.
    */
   release(): Promise<void> {
-    this.#released ??= releaseHeld(this.#dir, this.#name, () => {
-      const h = this.#handle;
-      this.#handle = null;
-      return h;
-    }, this.release);
+    if (this.#released === null) {
+      const fd = this.#fd;
+      this.#fd = -1;
+      this.#released = removeAndClose(this.#dir, this.#name, fd, this.release);
+    }
     return this.#released;
   }
 
   /** `release()`, for `await using`. */
   [Symbol.asyncDispose](): Promise<void> {
     return this.release();
-  }
-}
-
-async function releaseHeld(
-  dir: string,
-  name: string,
-  take: () => fsp.FileHandle | null,
-  // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
-  caller: Function,
-): Promise<void> {
-  const handle = take();
-  if (handle === null) return;
-  try {
-    const r = await binding.removeHeld(dir, name, handle.fd);
-    if (r !== 0 && r[0] !== -2 /* ENOENT: already gone */) {
-      throw errnoException(r[0], r[1], { path: path.join(dir, name) }, caller);
-    }
-  } finally {
-    // The lock goes with the last descriptor of its open file description: only now.
-    await handle.close();
   }
 }
 
@@ -359,17 +371,19 @@ async function ensureSafeDir(dir: string, caller: Function): Promise<void> {
 /**
  * The owner's side of sweeping: sweeps `dir` for `prefix` (the successor is the one who cleans),
  * creates `dir` with mode 0700 if it is missing, refuses with `ERR_PROCPIN_UNSAFE_DIR` a `dir`
- * owned by another user (root excepted: root can remove anything anyway) or writable by all
- * without the sticky bit, then creates `prefix<pid>-<random>` exclusively (a directory 0700 or a
- * file 0600 unless `mode` says otherwise) and holds a flock on it until `release()`.
+ * owned by another user (root excepted: root can remove anything anyway, and `/tmp` is root's)
+ * or writable by all without the sticky bit, then creates `prefix<pid>-<random>` exclusively (a
+ * directory 0700 or a file 0600 unless `mode` says otherwise, set exactly) and holds a flock on
+ * it until `release()`.
  *
- * The entry is locked before it is handed out, and checked to be still in place after the lock
- * was taken: a sweeper that got to it in between (possible only with `authority: 'lock'`) makes
- * the claim retry under a new name, never return an entry about to vanish.
+ * A file is created unnamed, locked, then linked in (`O_TMPFILE`), so no sweeper ever sees it
+ * unlocked. A directory is unlocked for the microseconds between `mkdir` and `flock`: a sweeper
+ * with `authority: 'lock'` that takes it then makes the claim retry under a new name; a claim
+ * never hands out an entry that is about to vanish (the name is checked after the lock is held).
  *
  * @example
  * await using scratch = await claim('/tmp/myapp', 'myapp-');
- * // ... use scratch.path; it is removed on release, or swept after a SIGKILL.
+ * // ... use scratch.path; removed on release, or swept after a SIGKILL.
  */
 export async function claim(dir: string, prefix: string, options: ClaimOptions = {}): Promise<Claim> {
   validateDir(dir, claim);
@@ -392,36 +406,11 @@ export async function claim(dir: string, prefix: string, options: ClaimOptions =
 
   for (let attempt = 0; ; attempt++) {
     const name = `${prefix}${process.pid}-${randomBytes(6).toString('hex')}`;
-    const p = path.join(dir, name);
-    let handle: fsp.FileHandle;
-    try {
-      if (kind === 'directory') {
-        await fsp.mkdir(p, { mode: 0o700 });
-        handle = await fsp.open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
-      } else {
-        handle = await fsp.open(p, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600);
-      }
-    } catch (err) {
-      // EEXIST: a name collision; ENOENT: a lock-authority sweeper removed it before we opened.
-      if ((isErrno(err, 'EEXIST') || isErrno(err, 'ENOENT')) && attempt < 8) continue;
-      throw err;
-    }
-    let keep = false;
-    try {
-      const r = binding.flock(handle.fd, LOCK_EX | LOCK_NB);
-      if (r === -EWOULDBLOCK && attempt < 8) continue; // a sweeper holds it and will remove it
-      if (r < 0) throw errnoException(r, 'flock', { path: p }, claim);
-      const [held, now] = await Promise.all([handle.stat({ bigint: true }), lstatOrNull(p)]);
-      if (now === null || !sameInode(held, now)) {
-        if (attempt < 8) continue;
-        throw errnoException(-116 /* ESTALE */, 'open', { path: p }, claim);
-      }
-      await handle.chmod(mode);
-      keep = true;
-      return new Claim(dir, name, kind, handle, swept);
-    } finally {
-      if (!keep) await handle.close();
-    }
+    const r = await binding.createLocked(dir, name, kind === 'directory', mode);
+    if (typeof r === 'number') return new Claim(dir, name, kind, r, swept);
+    // EEXIST: a name collision; EAGAIN: a lock-authority sweeper took it before we locked it.
+    if ((r[0] === -EEXIST || r[0] === -EAGAIN) && attempt < 64) continue;
+    throw errnoException(r[0], r[1], { path: path.join(dir, name) }, claim);
   }
 }
 
@@ -429,27 +418,33 @@ export async function claim(dir: string, prefix: string, options: ClaimOptions =
  * A pidfile that is a lock. Guarantees: (a) while it is held, its flock is held on an O_CLOEXEC
  * descriptor and the file names this process; (b) `release()` unlinks it (if the name still
  * names our file) and then drops the lock, once; (c) a holder that dies drops the lock with it,
- * and the next {@link claimPidfile} takes the file over.
+ * and the next {@link claimPidfile} takes the file over; (d) one never released is held until the
+ * process exits.
  */
 export class Pidfile {
   /** The pidfile's path. */
   readonly path: string;
-  #handle: fsp.FileHandle | null;
+  #fd: number;
   #released: Promise<void> | null = null;
 
   /** @internal Made by {@link claimPidfile}. */
-  constructor(p: string, handle: fsp.FileHandle) {
+  constructor(p: string, fd: number) {
     this.path = p;
-    this.#handle = handle;
+    this.#fd = fd;
+  }
+
+  /** The descriptor that holds the lock (O_CLOEXEC; do not close it), or -1 once released. */
+  get fd(): number {
+    return this.#fd;
   }
 
   /** Unlinks the pidfile, then drops the lock. Idempotent. */
   release(): Promise<void> {
-    this.#released ??= releaseHeld(path.dirname(this.path), path.basename(this.path), () => {
-      const h = this.#handle;
-      this.#handle = null;
-      return h;
-    }, this.release);
+    if (this.#released === null) {
+      const fd = this.#fd;
+      this.#fd = -1;
+      this.#released = removeAndClose(path.dirname(this.path), path.basename(this.path), fd, this.release);
+    }
     return this.#released;
   }
 
@@ -487,12 +482,16 @@ async function flockHolders(st: BigIntStats): Promise<number[]> {
   return out;
 }
 
-async function holderPid(handle: fsp.FileHandle): Promise<number | undefined> {
-  const [content, st] = await Promise.all([
-    handle.readFile({ encoding: 'latin1' }).catch(() => ''),
-    handle.stat({ bigint: true }),
+async function holderPid(fd: number): Promise<number | undefined> {
+  const buf = Buffer.alloc(32);
+  const [n, st] = await Promise.all([
+    fsRead(fd, buf, 0, buf.length, 0).then(
+      (r) => r.bytesRead,
+      () => 0,
+    ),
+    fsFstat(fd, { bigint: true }),
   ]);
-  const m = /^\s*([1-9][0-9]{0,9})\s*$/.exec(content);
+  const m = /^\s*([1-9][0-9]{0,9})\s*$/.exec(buf.toString('latin1', 0, n));
   const written = m ? Number(m[1]) : undefined;
   const holders = await flockHolders(st);
   // The file says who the holder is; /proc/locks says who took the lock. They differ while the
@@ -516,12 +515,12 @@ export async function claimPidfile(path_: string): Promise<Pidfile> {
   validateDir(path_, claimPidfile);
   const p = path.resolve(path_);
   for (let attempt = 0; ; attempt++) {
-    const handle = await fsp.open(p, O_RDWR | O_CREAT | O_NOFOLLOW, 0o644);
+    const fd = await fsOpen(p, O_RDWR | O_CREAT | O_NOFOLLOW, 0o644);
     let keep = false;
     try {
-      const r = binding.flock(handle.fd, LOCK_EX | LOCK_NB);
+      const r = binding.flock(fd, LOCK_EX | LOCK_NB);
       if (r === -EWOULDBLOCK) {
-        const pid = await holderPid(handle);
+        const pid = await holderPid(fd);
         const props: Record<string, unknown> = { path: p };
         if (pid !== undefined) props['pid'] = pid;
         throw codedError(
@@ -535,18 +534,17 @@ export async function claimPidfile(path_: string): Promise<Pidfile> {
       if (r < 0) throw errnoException(r, 'flock', { path: p }, claimPidfile);
       // The previous holder may have unlinked the file between our open and our lock: the lock
       // is then on a name nobody can see. Only a lock on the file the path names counts.
-      const [held, now] = await Promise.all([handle.stat({ bigint: true }), lstatOrNull(p)]);
+      const [held, now] = await Promise.all([fsFstat(fd, { bigint: true }), lstatOrNull(p)]);
       if (now === null || !sameInode(held, now)) {
-        binding.flock(handle.fd, LOCK_UN);
-        if (attempt < 8) continue;
-        throw errnoException(-116 /* ESTALE */, 'open', { path: p }, claimPidfile);
+        if (attempt < 64) continue;
+        throw errnoException(-ESTALE, 'open', { path: p }, claimPidfile);
       }
-      await handle.truncate(0);
-      await handle.write(`${process.pid}\n`, 0, 'latin1');
+      await fsFtruncate(fd, 0);
+      await fsWrite(fd, `${process.pid}\n`, 0, 'latin1');
       keep = true;
-      return new Pidfile(p, handle);
+      return new Pidfile(p, fd);
     } finally {
-      if (!keep) await handle.close();
+      if (!keep) await fsClose(fd);
     }
   }
 }

@@ -164,6 +164,66 @@ Napi::Value RemoveHeld(const Napi::CallbackInfo& info) {
   return p;
 }
 
+class CreateWorker : public Napi::AsyncWorker {
+ public:
+  CreateWorker(Napi::Env env, std::string dir, std::string name, bool directory, uint32_t mode)
+      : Napi::AsyncWorker(env, "procpin:claim"),
+        deferred_(Napi::Promise::Deferred::New(env)),
+        dir_(std::move(dir)),
+        name_(std::move(name)),
+        directory_(directory),
+        mode_(mode) {}
+
+  Napi::Promise Promise() { return deferred_.Promise(); }
+
+  void Execute() override {
+    result_ = sweep::CreateLocked(dir_.c_str(), name_.c_str(), directory_, mode_, &syscall_);
+  }
+
+  // fd, or [-errno, syscall]
+  void OnOK() override {
+    Napi::Env env = Env();
+    if (result_ >= 0) {
+      deferred_.Resolve(Napi::Number::New(env, result_));
+      return;
+    }
+    Napi::Array a = Napi::Array::New(env, 2);
+    a.Set(0u, Napi::Number::New(env, result_));
+    a.Set(1u, Napi::String::New(env, syscall_ != nullptr ? syscall_ : "open"));
+    deferred_.Resolve(a);
+  }
+
+  void OnError(const Napi::Error& err) override { deferred_.Reject(err.Value()); }
+
+ private:
+  Napi::Promise::Deferred deferred_;
+  std::string dir_, name_;
+  bool directory_;
+  uint32_t mode_;
+  int result_ = 0;
+  const char* syscall_ = nullptr;
+};
+
+// createLocked(dir, name, directory, mode) -> Promise<fd | [-errno, syscall]>. The fd is
+// O_CLOEXEC and holds LOCK_EX; the caller owns it.
+Napi::Value CreateLocked(const Napi::CallbackInfo& info) {
+  std::string dir, name;
+  uint32_t mode;
+  if (!StringArg(info, 0, &dir) || !StringArg(info, 1, &name) || !Uint32Arg(info, 3, &mode)) {
+    return Napi::Value();
+  }
+  if (name.empty() || name.find('/') != std::string::npos || name == "." || name == ".." ||
+      mode > 07777) {
+    Napi::TypeError::New(info.Env(), "bad name or mode").ThrowAsJavaScriptException();
+    return Napi::Value();
+  }
+  bool directory = info[2].ToBoolean().Value();
+  auto* w = new CreateWorker(info.Env(), std::move(dir), std::move(name), directory, mode);
+  Napi::Promise p = w->Promise();
+  w->Queue();
+  return p;
+}
+
 // Test injection (not part of the public API): at hook point `point`, the entry named `name`
 // is renamed to `name + ".orig"` and a symlink to `target` takes its name, as a racing process
 // would do at the worst moment. sweepTestHook() with no arguments removes the hook.
@@ -205,6 +265,7 @@ Napi::Value SweepTestHook(const Napi::CallbackInfo& info) {
 
 void InitSweep(Napi::Env env, Napi::Object exports) {
   exports.Set("sweepDirectory", Napi::Function::New(env, SweepDirectory, "sweepDirectory"));
+  exports.Set("createLocked", Napi::Function::New(env, CreateLocked, "createLocked"));
   exports.Set("removeHeld", Napi::Function::New(env, RemoveHeld, "removeHeld"));
   exports.Set("sweepTestHook", Napi::Function::New(env, SweepTestHook, "sweepTestHook"));
   Napi::Array reasons = Napi::Array::New(env);

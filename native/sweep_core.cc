@@ -541,6 +541,104 @@ int RemoveHeld(const char* dir, const char* name, int held_fd, const char** sysc
   return r;
 }
 
+namespace {
+
+int CreateLockedFile(int dirfd, const char* name, mode_t mode, const char** syscall_name) {
+  // Unnamed first: locked before anyone can see it. Filesystems without O_TMPFILE (EOPNOTSUPP,
+  // EISDIR on old kernels) and a missing /proc fall back to a named exclusive create.
+  int fd = openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (fd >= 0) {
+    if (fchmod(fd, mode) != 0 || flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      *syscall_name = "flock";
+      int e = errno;
+      close(fd);
+      return -e;
+    }
+    char path[40];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    if (linkat(AT_FDCWD, path, dirfd, name, AT_SYMLINK_FOLLOW) == 0) return fd;
+    int e = errno;
+    close(fd);
+    if (e == EEXIST) return -EEXIST;
+    if (e != ENOENT) {
+      *syscall_name = "linkat";
+      return -e;
+    }
+  } else if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL) {
+    *syscall_name = "open";
+    return -errno;
+  }
+  fd = openat(dirfd, name, O_CREAT | O_EXCL | O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    *syscall_name = "open";
+    return -errno;
+  }
+  return fd;
+}
+
+}  // namespace
+
+int CreateLocked(const char* dir, const char* name, bool directory, mode_t mode,
+                 const char** syscall_name) {
+  int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dirfd < 0) {
+    *syscall_name = "open";
+    return -errno;
+  }
+  int fd;
+  if (directory) {
+    if (mkdirat(dirfd, name, 0700) != 0) {
+      int e = errno;
+      close(dirfd);
+      *syscall_name = "mkdir";
+      return -e;
+    }
+    fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+      int e = errno;
+      close(dirfd);
+      if (e == ENOENT || e == ELOOP || e == ENOTDIR) return -EAGAIN;
+      *syscall_name = "open";
+      return -e;
+    }
+  } else {
+    fd = CreateLockedFile(dirfd, name, mode, syscall_name);
+    if (fd < 0) {
+      close(dirfd);
+      return fd;
+    }
+  }
+  // Taken already for an O_TMPFILE file (flock again on the same description is a no-op).
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    int e = errno;
+    close(fd);
+    close(dirfd);
+    if (e == EWOULDBLOCK) return -EAGAIN;  // a sweeper holds it and will remove it
+    *syscall_name = "flock";
+    return -e;
+  }
+  // Locked: no sweeper removes it from now on. Was it removed before we locked it?
+  Stat held, now;
+  int r = StatFd(fd, &held);
+  if (r == 0) r = StatAt(dirfd, name, AT_SYMLINK_NOFOLLOW, &now);
+  close(dirfd);
+  if (r < 0 || !SameInode(held, now)) {
+    close(fd);
+    if (r < 0 && r != -ENOENT) {
+      *syscall_name = "fstat";
+      return r;
+    }
+    return -EAGAIN;
+  }
+  if (fchmod(fd, mode) != 0) {
+    int e = errno;
+    close(fd);
+    *syscall_name = "fchmod";
+    return -e;
+  }
+  return fd;
+}
+
 void SetTestHook(Hook hook) { g_hook.store(hook, std::memory_order_relaxed); }
 
 }  // namespace procpin::sweep

@@ -80,6 +80,15 @@ void SweepDirectory(const char* dir, const Options& opts, Report* report);
 // names another inode; -EBUSY: a mount inside was left alone).
 int RemoveHeld(const char* dir, const char* name, int held_fd, const char** syscall);
 
+// Creates the entry `name` in `dir` exclusively (a directory, or a regular file) with exactly
+// `mode`, and returns an O_CLOEXEC descriptor on it holding LOCK_EX, checked to be still the inode
+// the name names. A file is created unnamed (O_TMPFILE), locked, then linked in, so it is never
+// visible unlocked; a directory is visible for the few microseconds between mkdirat and flock.
+// -EEXIST: the name is taken; -EAGAIN: a sweeper took the entry in that window (retry with
+// another name); other -errno with *syscall set.
+int CreateLocked(const char* dir, const char* name, bool directory, mode_t mode,
+                 const char** syscall);
+
 // Test injection: a function called at fixed points of an entry's removal, so that a test can
 // swap the entry (for a symlink, say) exactly there. Null (the default) disables it.
 enum class HookPoint : int {
