@@ -450,3 +450,44 @@ test('a supervisor that exits with a group still running leaves no member behind
   await waitFor(() => isGone(member), { what: 'the member to die with the supervisor' });
   await waitFor(() => liveMembers(pgid).length === 0, { what: 'an empty group' });
 });
+
+// Holds the event loop (on purpose) until the leader is a zombie and `ms` have passed, so that its
+// exit has happened but the pidfd watch has not reported it yet.
+function holdLoopUntilZombie(pid, ms = 0) {
+  const t0 = performance.now();
+  const end = t0 + 10000;
+  while (procState(pid) !== 'Z' || performance.now() - t0 < ms) {
+    if (performance.now() > end) throw new Error('the leader did not exit');
+  }
+}
+
+test('a leader that exited just before its timeout fired is cleaned as an exit, not timed out', async () => {
+  const g = spawnGroup('sh', ['-c', 'exit 5'], { stdio: 'ignore', timeout: 30 });
+  // Timers run before the poll phase: the timeout fires first, with the exit not yet reported.
+  holdLoopUntilZombie(g.pid, 60);
+  assert.equal(g.state, 'running');
+  const result = await g.closed;
+  assert.equal(result.timedOut, false);
+  assert.equal(result.stoppedWhileRunning, false);
+  assert.equal(result.exitCode, 5);
+});
+
+test('an abort just after the leader exited (not yet reported) is cleaned as an exit, not aborted', async () => {
+  const ac = new AbortController();
+  const g = spawnGroup('sh', ['-c', 'exit 6'], { stdio: 'ignore', signal: ac.signal });
+  holdLoopUntilZombie(g.pid);
+  ac.abort();
+  const result = await g.closed;
+  assert.equal(result.aborted, false);
+  assert.equal(result.stoppedWhileRunning, false);
+  assert.equal(result.exitCode, 6);
+});
+
+test('stop() just after the leader exited (not yet reported) says stoppedWhileRunning: false', async () => {
+  const g = spawnGroup('sh', ['-c', 'exit 7'], { stdio: 'ignore' });
+  holdLoopUntilZombie(g.pid);
+  assert.equal(g.state, 'running', 'the watch has not reported yet');
+  const result = await g.stop();
+  assert.equal(result.stoppedWhileRunning, false);
+  assert.equal(result.exitCode, 7);
+});
