@@ -10,7 +10,8 @@
         "native/spawn_core.cc",
         "native/child.cc",
         "native/sweep_core.cc",
-        "native/sweep.cc"
+        "native/sweep.cc",
+        "native/tty.cc"
       ],
       "dependencies": ["<!(node -p \"require('node-addon-api').targets\"):node_addon_api"],
       "defines": ["NAPI_VERSION=8", "_GNU_SOURCE"],

@@ -42,6 +42,48 @@ export interface NativeConstants {
   readonly LOCK_NB: number;
 }
 
+/** The native side of a Child or ProcessHandle (native/child.cc). */
+export interface NativeChildHandle {
+  /** The pidfd, -1 when none (old kernel) or after reap/close. */
+  pidfd(): number;
+  /** WEXITED | WNOHANG | WNOWAIT look: info, null while running, or -errno. */
+  poll(): RawWaitInfo | null | number;
+  /** WEXITED | WNOHANG reap: info, null while running, or -errno. */
+  reap(keepPidfd: boolean): RawWaitInfo | null | number;
+  /** 0 or -errno (-ESRCH once reaped). */
+  kill(signal: number): number;
+  /** openProcess: whether the pidfd polls readable. */
+  hasExited(): boolean;
+  ref(): void;
+  unref(): void;
+  /** Child: info when it reaped now, null when left to reap at exit; undefined otherwise. */
+  close(): RawWaitInfo | null | undefined | number;
+}
+
+export interface NativeSpawned {
+  handle: NativeChildHandle;
+  pid: number;
+  /** The parent's end per child descriptor ('pipe' entries), -1 elsewhere. */
+  fds: number[];
+}
+
+export interface NativeSpawnFailure {
+  errno: number;
+  stage: string;
+}
+
+/** One directory's sweep as the addon reports it: parallel arrays, one slot per candidate. */
+export interface RawSweepReport {
+  /** 0, or -errno when the directory itself could not be read. */
+  errno: number;
+  syscall?: string;
+  names: string[];
+  pids: Int32Array;
+  outcomes: Uint8Array;
+  errnos: Int32Array;
+  syscalls: (string | undefined)[];
+}
+
 /** The addon's exports. Every `number` result below 0 is `-errno`. */
 export interface NativeBinding {
   readonly constants: NativeConstants;
@@ -64,8 +106,44 @@ export interface NativeBinding {
   flockCancel(id: number): boolean;
 
   // Layer 2 (native/child.cc): spawn, the pidfd exit watcher.
+  /**
+   * Starts a child. `stdio[i]` is -1 (pipe), -2 (ignore), -3 (close) or a parent descriptor.
+   * `group` 0 new, 1 session, 2 inherit. `onExit(info | -errno, reaped)` is called once, when
+   * the exit is seen (the child is not reaped unless `reaped`).
+   */
+  spawn(
+    candidates: string[],
+    argv: string[],
+    env: string[],
+    cwd: string | null,
+    stdio: number[],
+    group: number,
+    pdeathsig: number,
+    closeFds: boolean,
+    onExit: (result: RawWaitInfo | number, reaped: boolean) => void,
+  ): NativeSpawned | NativeSpawnFailure | number;
+  /** A pidfd watch on any process; `onExit(0)` when it exits. */
+  openProcess(pid: number, onExit: (result: number) => void): NativeChildHandle | number;
 
   // Layer 3b (native/sweep.cc): the per-entry sweep work.
+  /** Sweeps one directory off the event loop. `flags`: `sweepFlags` bits. */
+  sweepDirectory(dir: string, prefix: string, flags: number): Promise<RawSweepReport>;
+  /** Creates `dir/name` exclusively, locked (LOCK_EX, O_CLOEXEC): the fd, or [-errno, syscall]. */
+  createLocked(dir: string, name: string, directory: boolean, mode: number): Promise<number | [number, string]>;
+  /** Removes `dir/name` if it is still the inode open as `fd` (the caller keeps fd open). */
+  removeHeld(dir: string, name: string, fd: number): Promise<0 | [number, string]>;
+  /** Test injection: at `point`, swap entry `name` for a symlink to `target`. No arguments: off. */
+  sweepTestHook(point?: number, name?: string, target?: string): void;
+  /** Outcome names indexed by the codes in `RawSweepReport.outcomes` (0 = removed). */
+  readonly sweepOutcomes: readonly string[];
+  readonly sweepFlags: { readonly DRY_RUN: number; readonly LOCK_AUTHORITY: number };
+
+  // Command line (native/tty.cc): terminal job control. Results below 0 are -errno.
+  ttyGetForeground(fd: number): number;
+  ttySetForeground(fd: number, pgid: number): number;
+  ttyGetAttr(fd: number): Buffer | number;
+  ttySetAttr(fd: number, termios: Buffer): number;
+  getpgrp(): number;
 }
 
 function load(): NativeBinding {

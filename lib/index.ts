@@ -22,7 +22,21 @@ export type { WaitInfo, WaitCode } from './waitinfo';
 export type { ProcpinSystemError } from './errors';
 
 // Layer 2: children the addon owns (lib/child.ts).
+export { spawn, Child, openProcess, ProcessHandle } from './child';
+export type { SpawnOptions, StdioEntry } from './child';
 
 // Layer 3a: zombie-reserved group cleanup (lib/group.ts).
+export { spawnGroup, ProcessGroup, groupSignalsUsePidfd } from './group';
+export type { SpawnGroupOptions, GroupResult, GroupState, GroupPhase } from './group';
 
 // Layer 3b: dead-pid sweeping (lib/sweep.ts).
+export { sweep, claim, claimPidfile, Claim, Pidfile, SWEEP_CHANNEL } from './sweep';
+export type {
+  SweepReport,
+  SweepEntry,
+  SweepReason,
+  SweepOptions,
+  SweepAuthority,
+  SweepMessage,
+  ClaimOptions,
+} from './sweep';

@@ -25,6 +25,8 @@ export type Signal = NodeJS.Signals | `SIGRTMIN+${number}` | `SIGRTMAX-${number}
 /** Kernel constants for the calls below. */
 export const constants = Object.freeze({ ...binding.constants });
 const { LOCK_SH, LOCK_EX, LOCK_UN, LOCK_NB, P_ALL, P_PID, P_PGID, P_PIDFD } = constants;
+const ECANCELED = 125;
+const EWOULDBLOCK = 11;
 
 /**
  * `waitid(2)`. Returns what it reported, or `null` when `WNOHANG` found no child to report.
@@ -147,8 +149,15 @@ export interface FlockOptions {
 /**
  * `flock(2)` that waits without blocking the event loop: the wait runs on a thread of its own
  * (never on libuv's shared threadpool, so waiters cannot starve `fs`). With `LOCK_NB` it tries
- * once. An `AbortSignal` interrupts the wait, and the promise rejects only once the waiting
- * thread has let go, with no lock taken.
+ * once, and `LOCK_UN` unlocks at once. An `AbortSignal` interrupts the wait: the promise then
+ * rejects with an `AbortError`, only once the waiting thread has let go, and no lock is left
+ * taken on this open file description (had the lock been granted just as the abort came, it is
+ * given back; as with flock(2) itself, a conversion from a lock already held drops the old one).
+ * Bad arguments reject; nothing throws.
+ *
+ * @example
+ * const fd = fs.openSync('/run/lock/app.lock', fs.constants.O_RDONLY | fs.constants.O_CREAT);
+ * await flock(fd, constants.LOCK_EX, { signal: AbortSignal.timeout(5000) });
  */
 export function flock(fd: number, operation: number, options: FlockOptions = {}): Promise<void> {
   let op: number;
@@ -158,40 +167,40 @@ export function flock(fd: number, operation: number, options: FlockOptions = {})
     op = validateLockOperation(operation, flock);
     validateObject(options, 'options', flock);
     signal = validateAbortSignal(options.signal, 'options.signal', flock);
+    if (signal?.aborted) return Promise.reject(abortError(signal));
   } catch (err) {
     return Promise.reject(err);
   }
-  if (signal?.aborted) return Promise.reject(abortError(signal));
   if (op & LOCK_NB || (op & ~LOCK_NB) === LOCK_UN) {
     const r = binding.flock(fd, op);
     return r < 0 ? Promise.reject(errnoException(r, 'flock', { fd }, flock)) : Promise.resolve();
   }
-  const err = new Error(); // holds the caller's stack for a later failure
-  Error.captureStackTrace(err, flock);
+  const trace = new Error(); // the caller's stack, for a failure reported later
+  Error.captureStackTrace(trace, flock);
   return new Promise<void>((resolve, reject) => {
-    let aborted = false;
+    let id = -1;
     const onAbort = () => {
-      aborted = true;
-      binding.flockCancel(id);
+      // The native side unlocks if the lock was taken meanwhile and reports ECANCELED.
+      if (id > 0) binding.flockCancel(id);
     };
-    const id = binding.flockWait(fd, op, (r: number) => {
+    // Listen first: a signal whose addEventListener throws must not leave a wait running.
+    signal?.addEventListener('abort', onAbort, { once: true });
+    id = binding.flockWait(fd, op, (r: number) => {
       signal?.removeEventListener('abort', onAbort);
-      if (aborted) {
-        if (r === 0) binding.flock(fd, LOCK_UN); // taken just as the abort came: give it back
-        reject(abortError(signal));
-      } else if (r === 0) {
+      if (r === 0) {
         resolve();
+      } else if (r === -ECANCELED) {
+        reject(abortError(signal));
       } else {
         const e = errnoException(r, 'flock', { fd });
-        e.stack = `${e.name}: ${e.message}${err.stack?.slice(err.stack.indexOf('\n')) ?? ''}`;
+        e.stack = `${e.name}: ${e.message}${trace.stack?.slice(trace.stack.indexOf('\n')) ?? ''}`;
         reject(e);
       }
     });
     if (id < 0) {
+      signal?.removeEventListener('abort', onAbort);
       reject(errnoException(id, 'flock', { fd }, flock));
-      return;
     }
-    signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
 
@@ -205,7 +214,7 @@ export function tryLock(fd: number, mode: 'shared' | 'exclusive'): boolean {
     throw invalidArgValue('mode', mode, "must be 'shared' or 'exclusive'", tryLock);
   }
   const r = binding.flock(fd, (mode === 'shared' ? LOCK_SH : LOCK_EX) | LOCK_NB);
-  if (r === -11 /* EWOULDBLOCK */) return false;
+  if (r === -EWOULDBLOCK) return false;
   check(r, 'flock', { fd }, tryLock);
   return true;
 }

@@ -10,6 +10,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   InitFlockWait(env, exports);
   InitChild(env, exports);
   InitSweep(env, exports);
+  InitTty(env, exports);
   return exports;
 }
 

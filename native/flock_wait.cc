@@ -1,21 +1,38 @@
-// Asynchronous flock(2): each wait runs on a dedicated thread of its own, never on libuv's
-// threadpool, where four blocked lock waiters would starve fs and dns. The thread blocks every
-// signal but one wake signal, whose no-op handler is installed without SA_RESTART, so that
-// pthread_kill makes the blocked flock return EINTR. A cancel sets a flag and keeps kicking the
-// thread (a kick can land just before the thread enters flock) until the thread reports back.
-// The thread locks a dup of the caller's fd (same open file description, so the same lock),
-// which keeps the description alive even if the caller closes its fd mid-wait.
+// Asynchronous flock(2). Each wait runs on a small thread of its own, never on libuv's
+// threadpool, where four blocked lock waiters would starve fs and dns.
+//
+// Waking a blocked flock: the thread blocks every signal but one wake signal, whose no-op
+// handler is installed without SA_RESTART, so pthread_kill makes the blocked flock return EINTR.
+// A kick can land between the thread's look at `cancelled` and its entry into flock; the kick is
+// then lost, so a cancel keeps kicking (a timer on the loop) until the thread reports back.
+//
+// Ownership, stated once:
+//   (a) The thread locks a dup of the caller's fd (same open file description, same lock), so a
+//       caller that closes its fd mid-wait cannot make the thread lock a recycled number.
+//   (b) The dup is closed exactly once, under the waiter's mutex: by the thread when it ends
+//       holding no lock; otherwise by the JS thread when it consumes the result (delivery or
+//       environment teardown). A wait cancelled before its result was consumed never leaves the
+//       lock taken: whoever sees both "taken" and "cancelled" unlocks through the dup.
+//   (c) The thread touches only what it co-owns (Waiter and Mailbox, reference-counted), never
+//       the environment: it may outlive a terminated Worker without touching freed memory.
+//   (d) The environment's teardown (an async cleanup hook) cancels every wait, waits for each
+//       thread to let go, closes its libuv handles and only then lets Node go on.
+//   (e) Every thread is joined on the JS thread (after its delivery, or at teardown), so none is
+//       still running this module's code when Node unloads the module after the last
+//       environment that loaded it (a Worker) is gone.
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <time.h>
 #include <unistd.h>
 #include <uv.h>
 
 #include <memory>
 #include <mutex>
-#include <thread>
+#include <unordered_map>
+#include <vector>
 
 #include "glue.h"
 #include "sys.h"
@@ -28,107 +45,296 @@ int WakeSignal() { return SIGRTMAX - 1; }
 
 void NoopHandler(int) {}
 
-// Installs the wake handler once for the process. false if the signal already belongs to
-// someone else: the waiters then poll with LOCK_NB instead of blocking.
-bool InstallWakeHandler() {
-  static std::once_flag once;
-  static bool ok = false;
-  std::call_once(once, [] {
+// The wake handler is installed while some environment uses it and restored to the default when
+// the last one is torn down: the handler's code lives in this module, which Node unloads once
+// every environment that loaded it (a Worker, say) is gone. If the signal already belongs to
+// someone else, the waiters poll with LOCK_NB instead of blocking.
+std::mutex g_wake_mu;
+int g_wake_users = 0;
+bool g_wake_ours = false;
+
+bool AcquireWakeHandler() {
+  std::lock_guard<std::mutex> g(g_wake_mu);
+  if (g_wake_users++ == 0) {
+    g_wake_ours = false;
     struct sigaction old;
-    if (sigaction(WakeSignal(), nullptr, &old) != 0) return;
-    if (old.sa_handler != SIG_DFL && old.sa_handler != NoopHandler) return;
-    struct sigaction sa = {};
-    sa.sa_handler = NoopHandler;
-    sigfillset(&sa.sa_mask);
-    sa.sa_flags = 0;  // no SA_RESTART: the blocked flock must return EINTR
-    ok = sigaction(WakeSignal(), &sa, nullptr) == 0;
-  });
-  return ok;
+    if (sigaction(WakeSignal(), nullptr, &old) == 0 && old.sa_handler == SIG_DFL &&
+        !(old.sa_flags & SA_SIGINFO)) {
+      struct sigaction sa = {};
+      sa.sa_handler = NoopHandler;
+      sigfillset(&sa.sa_mask);
+      sa.sa_flags = 0;  // no SA_RESTART: the blocked flock must return EINTR
+      g_wake_ours = sigaction(WakeSignal(), &sa, nullptr) == 0;
+    }
+  }
+  return g_wake_ours;
 }
 
+void ReleaseWakeHandler() {
+  std::lock_guard<std::mutex> g(g_wake_mu);
+  if (--g_wake_users == 0 && g_wake_ours) {
+    struct sigaction sa = {};
+    sa.sa_handler = SIG_DFL;
+    sigaction(WakeSignal(), &sa, nullptr);
+    g_wake_ours = false;
+  }
+}
+
+void SleepMicros(long us) {
+  struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+  nanosleep(&ts, nullptr);
+}
+
+// One wait. Shared by the JS thread and the waiting thread; every field below `op` is guarded
+// by `mu`.
 struct Waiter {
-  int fd = -1;  // our dup, closed by the thread
   int op = 0;
-  bool blocking = true;
+  bool blocking = true;  // false: the wake signal is not ours, poll with LOCK_NB
   std::mutex mu;
-  pthread_t thread{};
+  int fd = -1;  // our dup; see (b)
+  pthread_t thread{};  // joinable: joined on the JS thread, see (e)
   bool started = false;
-  bool finished = false;  // set by the thread, under mu, before it stops being killable
+  bool finished = false;  // the thread has its result and will not touch the lock again
   bool cancelled = false;
   int result = 0;
-  uv_timer_t* kicker = nullptr;
-  Napi::ThreadSafeFunction tsfn;
-  uint32_t id = 0;
+
+  // Unlocks (when `unlock`) and closes the dup if it is still open. Caller holds mu.
+  void ReleaseFd(bool unlock) {
+    if (fd < 0) return;
+    if (unlock) sys::FlockOnce(fd, LOCK_UN);
+    close(fd);
+    fd = -1;
+  }
+  // Interrupts a blocked flock. Caller holds mu; the thread lives at least until it sets
+  // `finished` under mu, so it cannot have exited here.
+  void Kick() {
+    if (blocking && started && !finished) pthread_kill(thread, WakeSignal());
+  }
+  ~Waiter() { ReleaseFd(false); }
 };
 
-void Deliver(Napi::Env env, Napi::Function cb, Waiter* w);
+// Where finished threads leave their ids for the JS thread. `open` turns false (under mu)
+// before the async handle is closed, so no thread signals a closed handle.
+struct Mailbox {
+  std::mutex mu;
+  bool open = true;
+  uv_async_t* async = nullptr;
+  std::vector<uint32_t> done;
+};
 
-void Kick(Waiter* w) {
-  // Under w->mu: the thread is alive until it sets finished under the same mutex.
-  if (w->started && !w->finished) pthread_kill(w->thread, WakeSignal());
-}
+struct Job {
+  std::shared_ptr<Waiter> waiter;
+  std::shared_ptr<Mailbox> mailbox;
+  uint32_t id;
+};
 
-void WaitThread(std::shared_ptr<Waiter> w) {
-  sigset_t all;
-  sigfillset(&all);
-  sigdelset(&all, WakeSignal());
-  pthread_sigmask(SIG_SETMASK, &all, nullptr);
+void* WaitThread(void* arg) {
+  std::unique_ptr<Job> job(static_cast<Job*>(arg));
+  Waiter* w = job->waiter.get();
+  // Created with every signal blocked; let only the wake signal in.
+  sigset_t wake;
+  sigemptyset(&wake);
+  sigaddset(&wake, WakeSignal());
+  if (w->blocking) pthread_sigmask(SIG_UNBLOCK, &wake, nullptr);
   int r;
   for (;;) {
+    int fd;
     {
       std::lock_guard<std::mutex> g(w->mu);
       if (w->cancelled) {
         r = -ECANCELED;
         break;
       }
+      fd = w->fd;  // stays open until this thread sets `finished`
     }
     if (w->blocking) {
-      r = sys::Flock(w->fd, w->op);
+      r = sys::FlockOnce(fd, w->op);
       if (r == -EINTR) continue;
       break;
     }
-    r = sys::Flock(w->fd, w->op | LOCK_NB);
-    if (r != -EWOULDBLOCK) break;
-    usleep(2000);
+    r = sys::FlockOnce(fd, w->op | LOCK_NB);
+    if (r != -EWOULDBLOCK && r != -EINTR) break;
+    SleepMicros(2000);
   }
   {
     std::lock_guard<std::mutex> g(w->mu);
     if (r == 0 && w->cancelled) {
-      // Acquired just as the caller gave up: leave no lock taken.
-      sys::Flock(w->fd, LOCK_UN);
+      // Taken just as the caller gave up: give it back.
+      w->ReleaseFd(true);
       r = -ECANCELED;
+    } else if (r != 0) {
+      w->ReleaseFd(false);
     }
     w->result = r;
     w->finished = true;
   }
-  close(w->fd);
-  w->fd = -1;
-  Waiter* raw = w.get();
-  // napi_closing during teardown; nothing to deliver then.
-  w->tsfn.BlockingCall(raw, [](Napi::Env env, Napi::Function cb, Waiter* ww) {
-    Deliver(env, cb, ww);
-  });
-  w->tsfn.Release();
+  Mailbox* m = job->mailbox.get();
+  std::lock_guard<std::mutex> g(m->mu);
+  if (m->open) {
+    m->done.push_back(job->id);
+    uv_async_send(m->async);
+  }
+  return nullptr;
 }
 
 }  // namespace
 
-struct FlockRegistry : std::enable_shared_from_this<FlockRegistry> {
+// Per-environment state, used on the JS thread only (threads see the Mailbox).
+struct FlockRegistry {
+  struct Pending {
+    std::shared_ptr<Waiter> waiter;
+    napi_ref callback = nullptr;
+  };
+  napi_env env = nullptr;
+  uv_async_t* async = nullptr;
+  uv_timer_t* kicker = nullptr;
+  std::shared_ptr<Mailbox> mailbox = std::make_shared<Mailbox>();
+  std::unordered_map<uint32_t, Pending> pending;
   uint32_t next = 1;
-  std::unordered_map<uint32_t, std::shared_ptr<Waiter>> waiters;
+  napi_async_cleanup_hook_handle hook = nullptr;
+  int open_handles = 0;
+  bool torn_down = false;
+  bool wake_acquired = false;
+  bool wake_ours = false;
 };
 
 namespace {
 
-void CloseKicker(Waiter* w) {
-  if (!w->kicker) return;
-  uv_timer_stop(w->kicker);
-  uv_close(reinterpret_cast<uv_handle_t*>(w->kicker),
-           [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
-  w->kicker = nullptr;
+// The async handle keeps the loop alive exactly while a wait is pending.
+void UpdateRef(FlockRegistry* reg) {
+  if (reg->pending.empty()) {
+    uv_unref(reinterpret_cast<uv_handle_t*>(reg->async));
+  } else {
+    uv_ref(reinterpret_cast<uv_handle_t*>(reg->async));
+  }
 }
 
-// flockWait(fd, op, callback(result)) -> id. result is 0 (locked), -ECANCELED, or -errno.
+void CallBack(napi_env env, napi_ref ref, int result) {
+  napi_value cb, recv, arg, ignored;
+  if (napi_get_reference_value(env, ref, &cb) != napi_ok || cb == nullptr) return;
+  napi_get_global(env, &recv);
+  napi_create_int32(env, result, &arg);
+  // No async context: the callback is the module's own promise plumbing.
+  napi_status s = napi_make_callback(env, nullptr, recv, cb, 1, &arg, &ignored);
+  if (s == napi_pending_exception) {
+    napi_value err;
+    if (napi_get_and_clear_last_exception(env, &err) == napi_ok) napi_fatal_exception(env, err);
+  }
+}
+
+void OnDone(uv_async_t* handle) {
+  auto* reg = static_cast<FlockRegistry*>(handle->data);
+  if (reg->torn_down) return;
+  std::vector<uint32_t> done;
+  {
+    std::lock_guard<std::mutex> g(reg->mailbox->mu);
+    done.swap(reg->mailbox->done);
+  }
+  napi_env env = reg->env;
+  for (uint32_t id : done) {
+    auto it = reg->pending.find(id);
+    if (it == reg->pending.end()) continue;
+    FlockRegistry::Pending p = std::move(it->second);
+    reg->pending.erase(it);
+    int r;
+    {
+      std::lock_guard<std::mutex> g(p.waiter->mu);
+      r = p.waiter->result;
+      if (r == 0 && p.waiter->cancelled) {
+        // The cancel came after the thread took the lock but before this delivery.
+        p.waiter->ReleaseFd(true);
+        r = -ECANCELED;
+      }
+      // Locked: the caller's descriptor holds the lock now (same open file description).
+      p.waiter->ReleaseFd(false);
+    }
+    // The thread is past its last look at the waiter; it only has to return.
+    pthread_join(p.waiter->thread, nullptr);
+    napi_handle_scope scope;
+    napi_open_handle_scope(env, &scope);
+    CallBack(env, p.callback, r);
+    napi_close_handle_scope(env, scope);
+    napi_delete_reference(env, p.callback);
+  }
+  if (!reg->torn_down) UpdateRef(reg);
+}
+
+void OnKick(uv_timer_t* t) {
+  auto* reg = static_cast<FlockRegistry*>(t->data);
+  bool more = false;
+  for (auto& [id, p] : reg->pending) {
+    (void)id;
+    std::lock_guard<std::mutex> g(p.waiter->mu);
+    if (p.waiter->cancelled && !p.waiter->finished && p.waiter->blocking) {
+      p.waiter->Kick();
+      more = true;
+    }
+  }
+  if (!more) uv_timer_stop(t);
+}
+
+void OnHandleClosed(uv_handle_t* h) {
+  auto* reg = static_cast<FlockRegistry*>(h->data);
+  if (h->type == UV_ASYNC) {
+    delete reinterpret_cast<uv_async_t*>(h);
+  } else {
+    delete reinterpret_cast<uv_timer_t*>(h);
+  }
+  if (--reg->open_handles == 0) {
+    napi_remove_async_cleanup_hook(reg->hook);
+    delete reg;
+  }
+}
+
+// The environment is going away (process exit, Worker terminated): cancel every wait and wait
+// for each thread to let go of its descriptor and end, so none goes on waiting for, or holding,
+// a lock nobody will ever hear about. A kicked flock returns in microseconds; in polling mode a
+// thread looks at `cancelled` every 2 ms.
+void Teardown(napi_async_cleanup_hook_handle hook, void* arg) {
+  auto* reg = static_cast<FlockRegistry*>(arg);
+  reg->hook = hook;
+  reg->torn_down = true;
+  {
+    std::lock_guard<std::mutex> g(reg->mailbox->mu);
+    reg->mailbox->open = false;
+  }
+  for (auto& [id, p] : reg->pending) {
+    (void)id;
+    std::lock_guard<std::mutex> g(p.waiter->mu);
+    p.waiter->cancelled = true;
+  }
+  for (;;) {
+    bool all = true;
+    for (auto& [id, p] : reg->pending) {
+      (void)id;
+      std::lock_guard<std::mutex> g(p.waiter->mu);
+      if (!p.waiter->finished) {
+        all = false;
+        p.waiter->Kick();
+      }
+    }
+    if (all) break;
+    SleepMicros(100);
+  }
+  for (auto& [id, p] : reg->pending) {
+    (void)id;
+    {
+      std::lock_guard<std::mutex> g(p.waiter->mu);
+      // Finished holding the lock before it saw the cancel: nobody will be told, give it back.
+      // (A thread still running will see `cancelled` and do the same itself.)
+      if (p.waiter->finished) p.waiter->ReleaseFd(true);
+    }
+    pthread_join(p.waiter->thread, nullptr);
+    napi_delete_reference(reg->env, p.callback);
+  }
+  reg->pending.clear();
+  if (reg->wake_acquired) ReleaseWakeHandler();
+  uv_close(reinterpret_cast<uv_handle_t*>(reg->async), OnHandleClosed);
+  uv_close(reinterpret_cast<uv_handle_t*>(reg->kicker), OnHandleClosed);
+}
+
+// flockWait(fd, op, callback(result)) -> id, or -errno when the wait could not start.
+// result is 0 (locked), -ECANCELED (flockCancel), or -errno.
 Napi::Value FlockWait(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   int32_t fd, op;
@@ -137,134 +343,93 @@ Napi::Value FlockWait(const Napi::CallbackInfo& info) {
     Napi::TypeError::New(env, "argument 2 must be a function").ThrowAsJavaScriptException();
     return Napi::Value();
   }
-  std::shared_ptr<FlockRegistry> reg = GetAddonData(env)->flock->shared_from_this();
+  FlockRegistry* reg = GetAddonData(env)->flock;
+  if (reg == nullptr || reg->torn_down) return Result(env, -ECANCELED);
   int dupfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
   if (dupfd < 0) return Result(env, -errno);
   auto w = std::make_shared<Waiter>();
   w->fd = dupfd;
   w->op = op & ~LOCK_NB;
-  w->blocking = InstallWakeHandler();
-  w->id = reg->next++;
+  if (!reg->wake_acquired) {
+    reg->wake_ours = AcquireWakeHandler();
+    reg->wake_acquired = true;
+  }
+  w->blocking = reg->wake_ours;
+  uint32_t id = reg->next++;
   if (reg->next == 0) reg->next = 1;
-  uint32_t id = w->id;
-  w->tsfn = Napi::ThreadSafeFunction::New(
-      env, info[2].As<Napi::Function>(), "procpin:flock", 0, 1,
-      [reg, id](Napi::Env) {
-        // All calls delivered (or the environment is going away): forget the waiter.
-        auto it = reg->waiters.find(id);
-        if (it != reg->waiters.end()) {
-          CloseKicker(it->second.get());
-          reg->waiters.erase(it);
-        }
-      });
-  reg->waiters.emplace(id, w);
+
+  auto* job = new Job{w, reg->mailbox, id};
+  int e;
   {
     std::lock_guard<std::mutex> g(w->mu);
     pthread_attr_t attr;
     pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&attr, 64 * 1024);
-    auto* arg = new std::shared_ptr<Waiter>(w);
-    int e = pthread_create(
-        &w->thread, &attr,
-        [](void* p) -> void* {
-          auto* sp = static_cast<std::shared_ptr<Waiter>*>(p);
-          std::shared_ptr<Waiter> mine = *sp;
-          delete sp;
-          WaitThread(mine);
-          return nullptr;
-        },
-        arg);
+    pthread_attr_setstacksize(&attr, 128 * 1024);
+    // The thread starts with every signal blocked (no window where a process-directed signal
+    // meant for the JS thread could land on it).
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    e = pthread_create(&w->thread, &attr, WaitThread, job);
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
     pthread_attr_destroy(&attr);
-    if (e != 0) {
-      delete arg;
-      close(dupfd);
-      w->fd = -1;
-      w->tsfn.Release();
-      return Result(env, -e);
-    }
-    w->started = true;
+    if (e == 0) w->started = true;
   }
+  if (e != 0) {
+    delete job;  // w's destructor closes the dup
+    return Result(env, -e);
+  }
+  napi_ref ref;
+  napi_create_reference(env, info[2], 1, &ref);
+  reg->pending.emplace(id, FlockRegistry::Pending{w, ref});
+  UpdateRef(reg);
   return Napi::Number::New(env, id);
 }
 
-// The TSFN's JS-side call: hand the result to the callback.
-void Deliver(Napi::Env env, Napi::Function cb, Waiter* w) {
-  if (env == nullptr || cb.IsEmpty()) return;
-  int r;
-  {
-    std::lock_guard<std::mutex> g(w->mu);
-    r = w->result;
-  }
-  CloseKicker(w);
-  cb.Call({Napi::Number::New(env, r)});
-}
-
-// flockCancel(id) -> true if the wait was still pending (its callback will report -ECANCELED,
-// or 0 if the lock was taken first; the caller unlocks then).
+// flockCancel(id) -> true while the wait's result is still to be delivered: it will then be
+// -ECANCELED, with no lock left taken. false for an unknown or already delivered id.
 Napi::Value FlockCancel(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   uint32_t id;
   if (!Uint32Arg(info, 0, &id)) return Napi::Value();
   FlockRegistry* reg = GetAddonData(env)->flock;
-  if (reg == nullptr) return Napi::Boolean::New(env, false);
-  auto it = reg->waiters.find(id);
-  if (it == reg->waiters.end()) return Napi::Boolean::New(env, false);
-  Waiter* w = it->second.get();
+  if (reg == nullptr || reg->torn_down) return Napi::Boolean::New(env, false);
+  auto it = reg->pending.find(id);
+  if (it == reg->pending.end()) return Napi::Boolean::New(env, false);
+  Waiter* w = it->second.waiter.get();
   std::lock_guard<std::mutex> g(w->mu);
-  if (w->finished) return Napi::Boolean::New(env, false);
   w->cancelled = true;
-  Kick(w);
-  if (w->blocking && !w->kicker) {
-    uv_loop_t* loop = nullptr;
-    napi_get_uv_event_loop(env, &loop);
-    w->kicker = new uv_timer_t;
-    uv_timer_init(loop, w->kicker);
-    w->kicker->data = w;
-    uv_timer_start(
-        w->kicker,
-        [](uv_timer_t* t) {
-          Waiter* ww = static_cast<Waiter*>(t->data);
-          std::lock_guard<std::mutex> gg(ww->mu);
-          Kick(ww);
-        },
-        1, 1);
-  }
-  return Napi::Boolean::New(env, true);
-}
-
-void Teardown(void* arg) {
-  // The environment is going away (process exit, Worker terminated): wake every waiter and wait
-  // until each thread has let go of its descriptor, so none outlives the environment holding or
-  // taking a lock.
-  auto* holder = static_cast<std::shared_ptr<FlockRegistry>*>(arg);
-  std::shared_ptr<FlockRegistry> reg = *holder;
-  delete holder;
-  for (auto& [id, w] : reg->waiters) {
-    (void)id;
-    for (int i = 0; i < 5000; ++i) {
-      {
-        std::lock_guard<std::mutex> g(w->mu);
-        if (w->finished) break;
-        w->cancelled = true;
-        Kick(w.get());
-      }
-      usleep(200);
+  if (!w->finished && w->blocking) {
+    w->Kick();
+    if (!uv_is_active(reinterpret_cast<uv_handle_t*>(reg->kicker))) {
+      uv_timer_start(reg->kicker, OnKick, 1, 1);
     }
   }
-  for (auto& [id, w] : reg->waiters) {
-    (void)id;
-    CloseKicker(w.get());
-  }
-  reg->waiters.clear();
+  return Napi::Boolean::New(env, true);
 }
 
 }  // namespace
 
 void InitFlockWait(Napi::Env env, Napi::Object exports) {
-  auto reg = std::make_shared<FlockRegistry>();
-  GetAddonData(env)->flock = reg.get();
-  napi_add_env_cleanup_hook(env, Teardown, new std::shared_ptr<FlockRegistry>(reg));
+  uv_loop_t* loop = nullptr;
+  if (napi_get_uv_event_loop(env, &loop) != napi_ok || loop == nullptr) {
+    Napi::Error::New(env, "procpin: no event loop").ThrowAsJavaScriptException();
+    return;
+  }
+  auto* reg = new FlockRegistry();
+  reg->env = env;
+  reg->async = new uv_async_t;
+  uv_async_init(loop, reg->async, OnDone);
+  reg->async->data = reg;
+  uv_unref(reinterpret_cast<uv_handle_t*>(reg->async));
+  reg->kicker = new uv_timer_t;
+  uv_timer_init(loop, reg->kicker);
+  reg->kicker->data = reg;
+  uv_unref(reinterpret_cast<uv_handle_t*>(reg->kicker));
+  reg->open_handles = 2;
+  reg->mailbox->async = reg->async;
+  GetAddonData(env)->flock = reg;
+  napi_add_async_cleanup_hook(env, Teardown, reg, nullptr);
   exports.Set("flockWait", Napi::Function::New(env, FlockWait, "flockWait"));
   exports.Set("flockCancel", Napi::Function::New(env, FlockCancel, "flockCancel"));
 }

@@ -64,5 +64,6 @@ void InitPrimitives(Napi::Env env, Napi::Object exports);
 void InitFlockWait(Napi::Env env, Napi::Object exports);
 void InitChild(Napi::Env env, Napi::Object exports);
 void InitSweep(Napi::Env env, Napi::Object exports);
+void InitTty(Napi::Env env, Napi::Object exports);
 
 }  // namespace procpin

@@ -1,7 +1,282 @@
+// Glue for SPEC Layer 3b. A sweep of one directory runs on libuv's threadpool (an AsyncWorker):
+// its work is bounded by the directory's size, never a wait on another process, so it cannot
+// hold a pool thread for long. The result crosses back as parallel arrays (one entry per
+// candidate) that lib/sweep.ts turns into the SweepReport.
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include <mutex>
+#include <string>
+
 #include "glue.h"
+#include "sweep_core.h"
 
 namespace procpin {
 
-void InitSweep(Napi::Env, Napi::Object) {}
+namespace {
+
+constexpr uint32_t kDryRun = 1;
+constexpr uint32_t kLockAuthority = 2;
+
+bool StringArg(const Napi::CallbackInfo& info, size_t i, std::string* out) {
+  if (i >= info.Length() || !info[i].IsString()) {
+    Napi::TypeError::New(info.Env(), "argument " + std::to_string(i) + " must be a string")
+        .ThrowAsJavaScriptException();
+    return false;
+  }
+  *out = info[i].As<Napi::String>().Utf8Value();
+  if (out->find('\0') != std::string::npos) {
+    Napi::TypeError::New(info.Env(), "argument " + std::to_string(i) + " contains a NUL byte")
+        .ThrowAsJavaScriptException();
+    return false;
+  }
+  return true;
+}
+
+class SweepWorker : public Napi::AsyncWorker {
+ public:
+  SweepWorker(Napi::Env env, std::string dir, sweep::Options opts)
+      : Napi::AsyncWorker(env, "procpin:sweep"),
+        deferred_(Napi::Promise::Deferred::New(env)),
+        dir_(std::move(dir)),
+        opts_(std::move(opts)) {}
+
+  Napi::Promise Promise() { return deferred_.Promise(); }
+
+  void Execute() override { sweep::SweepDirectory(dir_.c_str(), opts_, &report_); }
+
+  // { errno, syscall, names: string[], pids: Int32Array, outcomes: Uint8Array,
+  //   errnos: Int32Array, syscalls: (string | undefined)[] }
+  void OnOK() override {
+    Napi::Env env = Env();
+    Napi::HandleScope scope(env);
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("errno", Napi::Number::New(env, -report_.err));
+    if (report_.syscall != nullptr) o.Set("syscall", Napi::String::New(env, report_.syscall));
+    size_t n = report_.entries.size();
+    Napi::Array names = Napi::Array::New(env, n);
+    Napi::Int32Array pids = Napi::Int32Array::New(env, n);
+    Napi::Uint8Array outcomes = Napi::Uint8Array::New(env, n);
+    Napi::Int32Array errnos = Napi::Int32Array::New(env, n);
+    Napi::Array syscalls = Napi::Array::New(env);
+    for (size_t i = 0; i < n; ++i) {
+      const sweep::Entry& e = report_.entries[i];
+      names.Set(static_cast<uint32_t>(i), Napi::String::New(env, e.name));
+      pids[i] = e.pid;
+      outcomes[i] = static_cast<uint8_t>(e.outcome);
+      errnos[i] = -e.err;
+      if (e.syscall != nullptr) {
+        syscalls.Set(static_cast<uint32_t>(i), Napi::String::New(env, e.syscall));
+      }
+    }
+    o.Set("names", names);
+    o.Set("pids", pids);
+    o.Set("outcomes", outcomes);
+    o.Set("errnos", errnos);
+    o.Set("syscalls", syscalls);
+    deferred_.Resolve(o);
+  }
+
+  void OnError(const Napi::Error& err) override { deferred_.Reject(err.Value()); }
+
+ private:
+  Napi::Promise::Deferred deferred_;
+  std::string dir_;
+  sweep::Options opts_;
+  sweep::Report report_;
+};
+
+// sweepDirectory(dir, prefix, flags) -> Promise<raw report>
+Napi::Value SweepDirectory(const Napi::CallbackInfo& info) {
+  std::string dir;
+  sweep::Options opts;
+  uint32_t flags;
+  if (!StringArg(info, 0, &dir) || !StringArg(info, 1, &opts.prefix) ||
+      !Uint32Arg(info, 2, &flags)) {
+    return Napi::Value();
+  }
+  if (opts.prefix.empty() || opts.prefix.find('/') != std::string::npos) {
+    Napi::TypeError::New(info.Env(), "argument 1 must be a non-empty name")
+        .ThrowAsJavaScriptException();
+    return Napi::Value();
+  }
+  opts.dry_run = (flags & kDryRun) != 0;
+  opts.authority = (flags & kLockAuthority) != 0 ? sweep::Authority::kLock : sweep::Authority::kPid;
+  auto* w = new SweepWorker(info.Env(), std::move(dir), std::move(opts));
+  Napi::Promise p = w->Promise();
+  w->Queue();
+  return p;
+}
+
+class RemoveWorker : public Napi::AsyncWorker {
+ public:
+  RemoveWorker(Napi::Env env, std::string dir, std::string name, int fd)
+      : Napi::AsyncWorker(env, "procpin:sweep"),
+        deferred_(Napi::Promise::Deferred::New(env)),
+        dir_(std::move(dir)),
+        name_(std::move(name)),
+        fd_(fd) {}
+
+  Napi::Promise Promise() { return deferred_.Promise(); }
+
+  void Execute() override { result_ = sweep::RemoveHeld(dir_.c_str(), name_.c_str(), fd_, &syscall_); }
+
+  // 0, or [-errno, syscall]
+  void OnOK() override {
+    Napi::Env env = Env();
+    if (result_ == 0) {
+      deferred_.Resolve(Napi::Number::New(env, 0));
+      return;
+    }
+    Napi::Array a = Napi::Array::New(env, 2);
+    a.Set(0u, Napi::Number::New(env, result_));
+    a.Set(1u, Napi::String::New(env, syscall_ != nullptr ? syscall_ : "unlink"));
+    deferred_.Resolve(a);
+  }
+
+  void OnError(const Napi::Error& err) override { deferred_.Reject(err.Value()); }
+
+ private:
+  Napi::Promise::Deferred deferred_;
+  std::string dir_, name_;
+  int fd_;
+  int result_ = 0;
+  const char* syscall_ = nullptr;
+};
+
+// removeHeld(dir, name, fd) -> Promise<0 | [-errno, syscall]>. The caller keeps fd open (and
+// its lock held) until the promise settles.
+Napi::Value RemoveHeld(const Napi::CallbackInfo& info) {
+  std::string dir, name;
+  int32_t fd;
+  if (!StringArg(info, 0, &dir) || !StringArg(info, 1, &name) || !Int32Arg(info, 2, &fd)) {
+    return Napi::Value();
+  }
+  if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..") {
+    Napi::TypeError::New(info.Env(), "argument 1 must be a name").ThrowAsJavaScriptException();
+    return Napi::Value();
+  }
+  auto* w = new RemoveWorker(info.Env(), std::move(dir), std::move(name), fd);
+  Napi::Promise p = w->Promise();
+  w->Queue();
+  return p;
+}
+
+class CreateWorker : public Napi::AsyncWorker {
+ public:
+  CreateWorker(Napi::Env env, std::string dir, std::string name, bool directory, uint32_t mode)
+      : Napi::AsyncWorker(env, "procpin:claim"),
+        deferred_(Napi::Promise::Deferred::New(env)),
+        dir_(std::move(dir)),
+        name_(std::move(name)),
+        directory_(directory),
+        mode_(mode) {}
+
+  Napi::Promise Promise() { return deferred_.Promise(); }
+
+  void Execute() override {
+    result_ = sweep::CreateLocked(dir_.c_str(), name_.c_str(), directory_, mode_, &syscall_);
+  }
+
+  // fd, or [-errno, syscall]
+  void OnOK() override {
+    Napi::Env env = Env();
+    if (result_ >= 0) {
+      deferred_.Resolve(Napi::Number::New(env, result_));
+      return;
+    }
+    Napi::Array a = Napi::Array::New(env, 2);
+    a.Set(0u, Napi::Number::New(env, result_));
+    a.Set(1u, Napi::String::New(env, syscall_ != nullptr ? syscall_ : "open"));
+    deferred_.Resolve(a);
+  }
+
+  void OnError(const Napi::Error& err) override { deferred_.Reject(err.Value()); }
+
+ private:
+  Napi::Promise::Deferred deferred_;
+  std::string dir_, name_;
+  bool directory_;
+  uint32_t mode_;
+  int result_ = 0;
+  const char* syscall_ = nullptr;
+};
+
+// createLocked(dir, name, directory, mode) -> Promise<fd | [-errno, syscall]>. The fd is
+// O_CLOEXEC and holds LOCK_EX; the caller owns it.
+Napi::Value CreateLocked(const Napi::CallbackInfo& info) {
+  std::string dir, name;
+  uint32_t mode;
+  if (!StringArg(info, 0, &dir) || !StringArg(info, 1, &name) || !Uint32Arg(info, 3, &mode)) {
+    return Napi::Value();
+  }
+  if (name.empty() || name.find('/') != std::string::npos || name == "." || name == ".." ||
+      mode > 07777) {
+    Napi::TypeError::New(info.Env(), "bad name or mode").ThrowAsJavaScriptException();
+    return Napi::Value();
+  }
+  bool directory = info[2].ToBoolean().Value();
+  auto* w = new CreateWorker(info.Env(), std::move(dir), std::move(name), directory, mode);
+  Napi::Promise p = w->Promise();
+  w->Queue();
+  return p;
+}
+
+// Test injection (not part of the public API): at hook point `point`, the entry named `name`
+// is renamed to `name + ".orig"` and a symlink to `target` takes its name, as a racing process
+// would do at the worst moment. sweepTestHook() with no arguments removes the hook.
+std::mutex g_hook_mu;
+int g_hook_point = 0;
+std::string g_hook_name, g_hook_target;
+
+void SwapHook(int dirfd, const char* name, sweep::HookPoint point) {
+  std::lock_guard<std::mutex> g(g_hook_mu);
+  if (static_cast<int>(point) != g_hook_point || g_hook_name != name) return;
+  std::string moved = g_hook_name + ".orig";
+  if (renameat(dirfd, name, dirfd, moved.c_str()) != 0) return;
+  if (symlinkat(g_hook_target.c_str(), dirfd, name) != 0) return;
+}
+
+Napi::Value SweepTestHook(const Napi::CallbackInfo& info) {
+  if (info.Length() == 0) {
+    sweep::SetTestHook(nullptr);
+    std::lock_guard<std::mutex> g(g_hook_mu);
+    g_hook_point = 0;
+    return info.Env().Undefined();
+  }
+  int32_t point;
+  std::string name, target;
+  if (!Int32Arg(info, 0, &point) || !StringArg(info, 1, &name) || !StringArg(info, 2, &target)) {
+    return Napi::Value();
+  }
+  {
+    std::lock_guard<std::mutex> g(g_hook_mu);
+    g_hook_point = point;
+    g_hook_name = name;
+    g_hook_target = target;
+  }
+  sweep::SetTestHook(SwapHook);
+  return info.Env().Undefined();
+}
+
+}  // namespace
+
+void InitSweep(Napi::Env env, Napi::Object exports) {
+  exports.Set("sweepDirectory", Napi::Function::New(env, SweepDirectory, "sweepDirectory"));
+  exports.Set("createLocked", Napi::Function::New(env, CreateLocked, "createLocked"));
+  exports.Set("removeHeld", Napi::Function::New(env, RemoveHeld, "removeHeld"));
+  exports.Set("sweepTestHook", Napi::Function::New(env, SweepTestHook, "sweepTestHook"));
+  Napi::Array reasons = Napi::Array::New(env);
+  for (int i = 0; i < static_cast<int>(sweep::Outcome::kCount); ++i) {
+    reasons.Set(static_cast<uint32_t>(i), Napi::String::New(env, sweep::kOutcomeNames[i]));
+  }
+  exports.Set("sweepOutcomes", reasons);
+  Napi::Object flags = Napi::Object::New(env);
+  flags.Set("DRY_RUN", Napi::Number::New(env, kDryRun));
+  flags.Set("LOCK_AUTHORITY", Napi::Number::New(env, kLockAuthority));
+  exports.Set("sweepFlags", flags);
+}
 
 }  // namespace procpin

@@ -119,17 +119,25 @@ int CloseRange(unsigned first, unsigned last, unsigned flags) {
   long r = syscall(SYS_close_range, first, last, flags);
   if (r == 0) return 0;
   int e = errno;
-  if (e != ENOSYS) return -e;
-  return CloseRangeLoop(first, last, flags);
+  if (e == ENOSYS) return CloseRangeLoop(first, last, flags);
+  // 5.9 and 5.10 have close_range but not CLOSE_RANGE_CLOEXEC (5.11): a valid request that
+  // this kernel rejects only for that flag gets the loop too.
+  if (e == EINVAL && (flags & kCloseRangeCloexec) && first <= last &&
+      !(flags & ~(kCloseRangeUnshare | kCloseRangeCloexec))) {
+    return CloseRangeLoop(first, last, flags);
+  }
+  return -e;
 }
 
 int Flock(int fd, int op) {
   long r;
   do {
     r = flock(fd, op);
-  } while (r < 0 && errno == EINTR && (op & LOCK_NB));
+  } while (r < 0 && errno == EINTR);
   return Ret(r);
 }
+
+int FlockOnce(int fd, int op) { return Ret(flock(fd, op)); }
 
 int SetPdeathsig(int sig) { return Ret(prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0)); }
 

@@ -29,7 +29,10 @@ int Waitid(int idtype, unsigned id, siginfo_t* info, int options);
 int CloseRange(unsigned first, unsigned last, unsigned flags);
 // The loop alone (exposed so that tests can compare it with the syscall).
 int CloseRangeLoop(unsigned first, unsigned last, unsigned flags);
+// flock(2), retried on EINTR (a signal handler's interruption is not an answer).
 int Flock(int fd, int op);
+// flock(2) once: EINTR is returned, so that another thread can interrupt a blocked wait.
+int FlockOnce(int fd, int op);
 int SetPdeathsig(int sig);
 int GetPdeathsig();  // the signal (>= 0) or -errno
 int SetChildSubreaper(bool on);

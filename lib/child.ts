@@ -1,0 +1,541 @@
+/**
+ * SPEC Layer 2: children the addon owns. `spawn` starts a program from the addon (clone with
+ * CLONE_VM | CLONE_VFORK | CLONE_PIDFD, then execve), holds it through a pidfd, learns of its
+ * exit without reaping it, and reaps only when told. `openProcess` holds any process by pidfd.
+ * @module
+ */
+import * as net from 'node:net';
+import { fileURLToPath } from 'node:url';
+import type { Duplex, Readable, Writable } from 'node:stream';
+import { binding, type NativeChildHandle, type RawWaitInfo } from './binding';
+import { codedError, errnoException } from './errors';
+import type { Signal } from './primitives';
+import { toWaitInfo, type WaitInfo } from './waitinfo';
+import {
+  invalidArgType,
+  invalidArgValue,
+  validateBoolean,
+  validateCString,
+  validateFd,
+  validateObject,
+  validatePid,
+  validateSignal,
+} from './validate';
+
+/** One entry of {@link SpawnOptions.stdio}, as `child_process` takes them. */
+export type StdioEntry = 'pipe' | 'inherit' | 'ignore' | number | null | undefined;
+
+/** Options of {@link spawn}. */
+export interface SpawnOptions {
+  /** Working directory of the child. Relative `file` names and PATH entries resolve against it. */
+  cwd?: string | URL;
+  /** Environment of the child (default `process.env`). Its `PATH` is the one searched. */
+  env?: Record<string, string | number | boolean | undefined>;
+  /** `argv[0]` of the child (default `file`). */
+  argv0?: string;
+  /**
+   * Per descriptor of the child, as `child_process`: `'pipe'` (a pipe for 0-2, a socket pair for
+   * 3+; the parent's end is a Node stream), `'inherit'` (the parent's descriptor of the same
+   * number), `'ignore'` (`/dev/null` for 0-2, closed for 3+), a descriptor number of the parent,
+   * or `null`/`undefined` (`'pipe'` for 0-2, `'ignore'` for 3+). A string applies to 0-2.
+   * Default `'pipe'`.
+   */
+  stdio?: 'pipe' | 'inherit' | 'ignore' | StdioEntry[];
+  /**
+   * `'new'` (default): the child leads a new process group (setpgid(0, 0)). `'session'`: a new
+   * session (setsid). `'inherit'`: the parent's group.
+   */
+  processGroup?: 'new' | 'session' | 'inherit';
+  /**
+   * A signal the child gets when the spawning **thread** exits (`PR_SET_PDEATHSIG`, set in the
+   * child before exec, with a re-check so that a parent that died first is caught). Spawned from
+   * a Worker, the child gets it when that Worker's thread ends, not when the process does.
+   * Default `null`: none.
+   */
+  parentDeathSignal?: Signal | null;
+  /** Close every descriptor but the mapped stdio ones in the child (default `true`). */
+  closeFds?: boolean;
+}
+
+const kInternal = Symbol('procpin.internal');
+
+const STDIO_PIPE = -1;
+const STDIO_IGNORE = -2;
+const GROUPS = { new: 0, session: 1, inherit: 2 } as const;
+const ECHILD = -10;
+const ESRCH = -3;
+
+function notExited(caller: (...a: never[]) => unknown) {
+  return codedError(
+    Error,
+    'ERR_PROCPIN_NOT_EXITED',
+    'The child has not exited yet: await child.exited before reap()',
+    caller,
+  );
+}
+
+/**
+ * A child started by {@link spawn}, held through its pidfd.
+ *
+ * Guarantees:
+ * (a) the child's exit is learned without reaping it: after `exited` resolves it stays a zombie,
+ *     so its pid, and the process group it leads, cannot be reissued until `reap()`;
+ * (b) a signal is sent only while the child is unreaped: through the pidfd (which can never
+ *     reach another process), or on kernels without pidfds by pid, which the unreaped child
+ *     still owns; `kill()` returns `false` and sends nothing once the child has exited;
+ * (c) the pidfd is closed exactly once: by `reap()`, `close()` or garbage collection;
+ * (d) a Child that is closed or becomes unreachable never leaves a zombie behind: an exited
+ *     child is reaped then, a running one as soon as it exits (without keeping the event loop
+ *     alive);
+ * (e) nothing here reaps another process: waits name this child's pid, never `-1`, and no
+ *     SIGCHLD handler is installed, so `child_process` children are left alone.
+ */
+export class Child {
+  /** The child's pid. Free for reuse by the kernel once {@link Child.reaped} is true. */
+  readonly pid: number;
+  /** The parent's end of the child's stdin when it is `'pipe'`, else null. */
+  readonly stdin: Writable | null;
+  /** The parent's end of the child's stdout when it is `'pipe'`, else null. */
+  readonly stdout: Readable | null;
+  /** The parent's end of the child's stderr when it is `'pipe'`, else null. */
+  readonly stderr: Readable | null;
+  /** Every descriptor's stream (`'pipe'` entries), else null, indexed by child descriptor. */
+  readonly stdio: ReadonlyArray<Readable | Writable | Duplex | null>;
+  /**
+   * Resolves when the child exits (or is killed), **without reaping it**: the child stays a
+   * zombie until {@link Child.reap}. Rejects only if the exit status was lost (`ECHILD`:
+   * something else in this process reaped the child, or SIGCHLD became ignored).
+   */
+  readonly exited: Promise<WaitInfo>;
+
+  #handle: NativeChildHandle;
+  #info: WaitInfo | null = null;
+  #reaped = false;
+  #closed = false;
+  #lost: Error | null = null;
+  #resolve!: (info: WaitInfo) => void;
+  #reject!: (err: Error) => void;
+
+  /** @internal Children are made by {@link spawn}. */
+  constructor(token: typeof kInternal, spec: SpawnSpec) {
+    if (token !== kInternal) throw new TypeError('Illegal constructor: use spawn()');
+    this.exited = new Promise<WaitInfo>((resolve, reject) => {
+      this.#resolve = resolve;
+      this.#reject = reject;
+    });
+    this.exited.catch(() => {}); // a lost status must not crash a process that never awaited
+    const r = binding.spawn(
+      spec.candidates,
+      spec.argv,
+      spec.env,
+      spec.cwd,
+      spec.stdio,
+      spec.group,
+      spec.pdeathsig,
+      spec.closeFds,
+      (result, reaped) => this.#onExit(result, reaped),
+    );
+    if (typeof r === 'number') throw errnoException(r, 'spawn', { path: spec.file }, spawn);
+    if ('errno' in r) {
+      const syscall = r.stage === 'chdir' || r.stage === 'execve' ? r.stage : 'spawn';
+      const path = r.stage === 'chdir' && spec.cwd !== null ? spec.cwd : spec.file;
+      throw errnoException(r.errno, syscall, { path, spawnargs: spec.args }, spawn);
+    }
+    this.pid = r.pid;
+    this.#handle = r.handle;
+    const streams: Array<Readable | Writable | Duplex | null> = [];
+    for (let i = 0; i < r.fds.length; i++) {
+      const fd = r.fds[i] ?? -1;
+      streams.push(fd < 0 ? null : openStream(fd, i));
+    }
+    this.stdio = streams;
+    this.stdin = (streams[0] as Writable | null) ?? null;
+    this.stdout = (streams[1] as Readable | null) ?? null;
+    this.stderr = (streams[2] as Readable | null) ?? null;
+  }
+
+  /** The pidfd (O_CLOEXEC), or -1: on a kernel without pidfds, and after reap or close. */
+  get pidfd(): number {
+    return this.#handle.pidfd();
+  }
+
+  /** True once the child was reaped: its pid is free and nothing more is sent to it. */
+  get reaped(): boolean {
+    return this.#reaped;
+  }
+
+  #onExit(result: RawWaitInfo | number, reaped: boolean): void {
+    if (typeof result === 'number') {
+      this.#reaped = true;
+      this.#lost = errnoException(result, 'waitid', { pid: this.pid });
+      this.#reject(this.#lost);
+      return;
+    }
+    this.#settle(toWaitInfo(result), reaped);
+  }
+
+  #settle(info: WaitInfo, reaped: boolean): WaitInfo {
+    if (!this.#info) this.#info = info;
+    if (reaped) this.#reaped = true;
+    this.#resolve(this.#info);
+    return this.#info;
+  }
+
+  /**
+   * A `waitid(WEXITED | WNOHANG | WNOWAIT)` look: how the child ended, or `null` while it runs.
+   * Never reaps. After {@link Child.reap} it returns what the reap reported.
+   */
+  poll(): WaitInfo | null {
+    if (this.#reaped) {
+      if (this.#info) return this.#info;
+      throw this.#lost ?? errnoException(ECHILD, 'waitid', { pid: this.pid }, this.poll);
+    }
+    const r = this.#handle.poll();
+    if (r === null) return null;
+    if (typeof r === 'number') {
+      if (r === ECHILD) this.#markLost(r);
+      throw errnoException(r, 'waitid', { pid: this.pid }, this.poll);
+    }
+    return this.#settle(toWaitInfo(r), false);
+  }
+
+  #markLost(r: number): void {
+    this.#reaped = true;
+    this.#lost ??= errnoException(r, 'waitid', { pid: this.pid });
+    this.#reject(this.#lost);
+  }
+
+  /**
+   * Sends `signal` (default `'SIGTERM'`; 0 probes) through the pidfd. Returns `true` when it
+   * was sent to the running child; `false`, sending nothing, once the child has exited, was
+   * reaped or this handle was closed. A zombie is never signalled, a reaped pid never touched.
+   */
+  kill(signal: Signal | 0 = 'SIGTERM'): boolean {
+    const sig = validateSignal(signal, 'signal', this.kill, true);
+    if (this.#reaped || this.#closed || this.#info) return false;
+    const look = this.#handle.poll();
+    if (look === ECHILD) {
+      this.#markLost(look);
+      return false;
+    }
+    if (look !== null && typeof look === 'object') {
+      this.#settle(toWaitInfo(look), false);
+      return false;
+    }
+    // Between the look and the signal the child can only become a zombie, which is still ours:
+    // the signal then does nothing.
+    const r = this.#handle.kill(sig);
+    if (r === 0) return true;
+    if (r === ESRCH) return false;
+    throw errnoException(
+      r,
+      this.#handle.pidfd() >= 0 ? 'pidfd_send_signal' : 'kill',
+      { pid: this.pid },
+      this.kill,
+    );
+  }
+
+  /**
+   * Reaps the child (`waitid(WEXITED | WNOHANG)`): its pid is free afterwards, the pidfd is
+   * closed, and `kill` sends nothing. Only once the child has exited (await {@link Child.exited});
+   * throws `ERR_PROCPIN_NOT_EXITED` while it runs. Repeated calls return the same result.
+   */
+  reap(): WaitInfo {
+    return this.#reap(false, this.reap);
+  }
+
+  #reap(keepPidfd: boolean, caller: (...a: never[]) => unknown): WaitInfo {
+    if (this.#reaped) {
+      if (this.#info) return this.#info;
+      throw this.#lost ?? errnoException(ECHILD, 'waitid', { pid: this.pid }, caller);
+    }
+    const r = this.#handle.reap(keepPidfd);
+    if (r === null) throw notExited(caller);
+    if (typeof r === 'number') {
+      if (r === ECHILD) this.#markLost(r);
+      throw errnoException(r, 'waitid', { pid: this.pid }, caller);
+    }
+    return this.#settle(toWaitInfo(r), true);
+  }
+
+  /** @internal Reaps but keeps the pidfd open until close() (a group leader's pidfd still
+   * addresses its group with PIDFD_SIGNAL_PROCESS_GROUP after the reap). */
+  static reapKeepingPidfd(child: Child): WaitInfo {
+    return child.#reap(true, Child.reapKeepingPidfd);
+  }
+
+  /** Lets the event loop exit while the child runs. Stdio pipes keep their own references. */
+  unref(): this {
+    this.#handle.unref();
+    return this;
+  }
+
+  /** Undoes {@link Child.unref}: a running child keeps the event loop alive (the default). */
+  ref(): this {
+    this.#handle.ref();
+    return this;
+  }
+
+  /**
+   * Lets go of the child. An exited child is reaped now; a running one is left running, no
+   * longer keeps the event loop alive, and is reaped the moment it exits (`exited` still
+   * resolves). `kill` returns false afterwards. Stdio streams are not touched. Idempotent.
+   */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    const r = this.#handle.close();
+    if (r === null || r === undefined) return;
+    if (typeof r === 'number') {
+      this.#markLost(r);
+      return;
+    }
+    this.#settle(toWaitInfo(r), true);
+  }
+
+  /** {@link Child.close}. */
+  [Symbol.dispose](): void {
+    this.close();
+  }
+}
+
+/** @internal */
+interface SpawnSpec {
+  file: string;
+  args: string[];
+  candidates: string[];
+  argv: string[];
+  env: string[];
+  cwd: string | null;
+  stdio: number[];
+  group: number;
+  pdeathsig: number;
+  closeFds: boolean;
+}
+
+function openStream(fd: number, i: number): Readable | Writable | Duplex {
+  // A pipe (0-2) is one-way, a socket pair (3+) both; net.Socket gives child_process's streams:
+  // backpressure, 'end' at EOF, and it closes the descriptor when destroyed.
+  return new net.Socket({ fd, readable: i !== 0, writable: i === 0 || i >= 3 });
+}
+
+/**
+ * Starts `file` with `args`, from the addon, and returns the {@link Child} that holds it.
+ *
+ * `file` is looked up in `PATH` as `execvp` does (the `env` option's `PATH` when given, else
+ * this process's): `ENOENT`/`ENOTDIR` entries are skipped, `EACCES` is remembered and reported
+ * if nothing runs. A failure to start throws here, synchronously, with `code`, `syscall`
+ * (`'spawn'`, `'chdir'` or `'execve'`), `path` and `spawnargs`, and leaves no zombie. The child
+ * gets a fresh signal mask and default dispositions (Node ignores SIGPIPE; the child does not).
+ *
+ * Throws `ERR_PROCPIN_SIGCHLD_IGNORED` when SIGCHLD is ignored in this process (SIG_IGN or
+ * SA_NOCLDWAIT): the kernel would then reap every child at once and none could be held.
+ *
+ * @example
+ * const child = spawn('sleep', ['1'], { stdio: 'ignore' });
+ * const info = await child.exited; // a zombie now: pid and pgid still reserved
+ * child.reap();
+ */
+export function spawn(file: string, args?: readonly string[], options?: SpawnOptions): Child;
+export function spawn(file: string, options?: SpawnOptions): Child;
+export function spawn(
+  file: string,
+  argsOrOptions?: readonly string[] | SpawnOptions,
+  maybeOptions?: SpawnOptions,
+): Child {
+  validateCString(file, 'file', spawn);
+  if (file.length === 0) throw invalidArgValue('file', file, 'cannot be empty', spawn);
+  let args: readonly string[] = [];
+  let options: SpawnOptions | undefined = maybeOptions;
+  if (Array.isArray(argsOrOptions)) {
+    args = argsOrOptions;
+  } else if (argsOrOptions !== undefined && argsOrOptions !== null) {
+    if (typeof argsOrOptions !== 'object') {
+      throw invalidArgType('args', 'an instance of Array', argsOrOptions, spawn);
+    }
+    if (maybeOptions !== undefined) {
+      throw invalidArgType('args', 'an instance of Array', argsOrOptions, spawn);
+    }
+    options = argsOrOptions as SpawnOptions;
+  }
+  const argList = args.map((a, i) => validateCString(a, `args[${i}]`, spawn));
+  const opts = options === undefined ? {} : validateObject<SpawnOptions>(options, 'options', spawn);
+
+  let cwd: string | null = null;
+  if (opts.cwd !== undefined && opts.cwd !== null) {
+    const c = opts.cwd instanceof URL ? fileURLToPath(opts.cwd) : opts.cwd;
+    cwd = validateCString(c, 'options.cwd', spawn);
+  }
+
+  const envSource = opts.env ?? process.env;
+  if (opts.env !== undefined && (opts.env === null || typeof opts.env !== 'object')) {
+    throw invalidArgType('options.env', 'of type object', opts.env, spawn);
+  }
+  const env: string[] = [];
+  for (const key of Object.keys(envSource)) {
+    const value = envSource[key];
+    if (value === undefined) continue;
+    validateCString(key, `options.env['${key}']`, spawn);
+    env.push(`${key}=${validateCString(String(value), `options.env['${key}']`, spawn)}`);
+  }
+
+  let argv0 = file;
+  if (opts.argv0 !== undefined) argv0 = validateCString(opts.argv0, 'options.argv0', spawn);
+
+  const stdio = normalizeStdio(opts.stdio);
+
+  let group: number = GROUPS.new;
+  if (opts.processGroup !== undefined) {
+    const g = (GROUPS as Record<string, number>)[opts.processGroup as string];
+    if (typeof opts.processGroup !== 'string' || g === undefined) {
+      throw invalidArgValue(
+        'options.processGroup',
+        opts.processGroup,
+        "must be 'new', 'session' or 'inherit'",
+        spawn,
+      );
+    }
+    group = g;
+  }
+
+  let pdeathsig = 0;
+  if (opts.parentDeathSignal !== undefined && opts.parentDeathSignal !== null) {
+    pdeathsig = validateSignal(opts.parentDeathSignal, 'options.parentDeathSignal', spawn);
+  }
+
+  let closeFds = true;
+  if (opts.closeFds !== undefined) closeFds = validateBoolean(opts.closeFds, 'options.closeFds', spawn);
+
+  if (binding.sigchldIgnored() === 1) {
+    throw codedError(
+      Error,
+      'ERR_PROCPIN_SIGCHLD_IGNORED',
+      'SIGCHLD is ignored in this process (SIG_IGN or SA_NOCLDWAIT): the kernel would reap ' +
+        'every child at once and no exit could be held',
+      spawn,
+    );
+  }
+
+  const pathVar = opts.env ? envSource['PATH'] : process.env['PATH'];
+  return new Child(kInternal, {
+    file,
+    args: [...argList],
+    candidates: execCandidates(file, pathVar === undefined ? undefined : String(pathVar)),
+    argv: [argv0, ...argList],
+    env,
+    cwd,
+    stdio,
+    group,
+    pdeathsig,
+    closeFds,
+  });
+}
+
+/** The paths execvp would try, in order. */
+function execCandidates(file: string, pathVar: string | undefined): string[] {
+  if (file.includes('/')) return [file];
+  // glibc's default when PATH is unset; an empty entry is the working directory.
+  const dirs = (pathVar ?? '/bin:/usr/bin').split(':');
+  return dirs.map((d) => (d === '' ? file : `${d}/${file}`));
+}
+
+function normalizeStdio(stdio: SpawnOptions['stdio']): number[] {
+  let list: StdioEntry[];
+  if (stdio === undefined || stdio === null) {
+    list = ['pipe', 'pipe', 'pipe'];
+  } else if (typeof stdio === 'string') {
+    if (stdio !== 'pipe' && stdio !== 'inherit' && stdio !== 'ignore') {
+      throw invalidArgValue('options.stdio', stdio, "must be 'pipe', 'inherit', 'ignore' or an array", spawn);
+    }
+    list = [stdio, stdio, stdio];
+  } else if (Array.isArray(stdio)) {
+    list = [...(stdio as StdioEntry[])];
+    while (list.length < 3) list.push(undefined);
+  } else {
+    throw invalidArgType('options.stdio', 'of type string or an instance of Array', stdio, spawn);
+  }
+  return list.map((e, i) => {
+    if (e === 'pipe' || ((e === null || e === undefined) && i < 3)) return STDIO_PIPE;
+    if (e === 'ignore' || e === null || e === undefined) return STDIO_IGNORE;
+    if (e === 'inherit') return i;
+    if (typeof e === 'number') return validateFd(e, `options.stdio[${i}]`, spawn);
+    throw invalidArgValue(`options.stdio[${i}]`, e, "must be 'pipe', 'inherit', 'ignore', a descriptor or null", spawn);
+  });
+}
+
+/**
+ * A pidfd on any process (not only our children), from {@link openProcess}: for supervisors
+ * that watch pids they did not start. The pidfd refers to the process that had the pid when it
+ * was opened and never to a later holder of the number.
+ */
+export class ProcessHandle {
+  /** The pid it was opened on. */
+  readonly pid: number;
+  /** Resolves when the process exits (its pidfd polls readable). Never settles once closed first. */
+  readonly exited: Promise<void>;
+  #handle: NativeChildHandle;
+  #closed = false;
+
+  /** @internal Made by {@link openProcess}. */
+  constructor(token: typeof kInternal, pid: number) {
+    if (token !== kInternal) throw new TypeError('Illegal constructor: use openProcess()');
+    let resolve!: () => void;
+    this.exited = new Promise<void>((r) => (resolve = r));
+    const h = binding.openProcess(pid, () => resolve());
+    if (typeof h === 'number') throw errnoException(h, 'pidfd_open', { pid }, openProcess);
+    this.pid = pid;
+    this.#handle = h;
+  }
+
+  /** The pidfd, or -1 once closed. */
+  get pidfd(): number {
+    return this.#handle.pidfd();
+  }
+
+  /**
+   * Sends `signal` (default `'SIGTERM'`; 0 probes) through the pidfd. `false`, sending nothing,
+   * once the process has exited or the handle is closed.
+   */
+  kill(signal: Signal | 0 = 'SIGTERM'): boolean {
+    const sig = validateSignal(signal, 'signal', this.kill, true);
+    if (this.#closed || this.#handle.hasExited()) return false;
+    const r = this.#handle.kill(sig);
+    if (r === 0) return true;
+    if (r === ESRCH) return false;
+    throw errnoException(r, 'pidfd_send_signal', { pid: this.pid }, this.kill);
+  }
+
+  /** Lets the event loop exit while the process runs. */
+  unref(): this {
+    this.#handle.unref();
+    return this;
+  }
+
+  /** Undoes {@link ProcessHandle.unref} (a handle keeps the event loop alive by default). */
+  ref(): this {
+    this.#handle.ref();
+    return this;
+  }
+
+  /** Closes the pidfd. Idempotent. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#handle.close();
+  }
+
+  /** {@link ProcessHandle.close}. */
+  [Symbol.dispose](): void {
+    this.close();
+  }
+}
+
+/**
+ * Opens a pidfd on process `pid` (`pidfd_open`). Throws `ESRCH` when there is none, and
+ * `ENOSYS` on a kernel without pidfds (< 5.3): a bare pid is never watched, since it could be
+ * reused.
+ */
+export function openProcess(pid: number): ProcessHandle {
+  validatePid(pid, 'pid', openProcess);
+  return new ProcessHandle(kInternal, pid);
+}

@@ -1,0 +1,409 @@
+/**
+ * The decisions of a process group's cleanup, kept apart from the kernel so that each rule can be
+ * tested with a recorder in place of `kill` and `/proc`. {@link ./group} wires it to a real
+ * leader. Nothing here makes a syscall: every effect goes through {@link GroupOps}.
+ * @internal
+ * @module
+ */
+import * as os from 'node:os';
+import type { WaitInfo } from './waitinfo';
+
+const { SIGKILL, SIGCONT } = os.constants.signals;
+
+/** What a group signal did: delivered, the group is gone, or a member refused it. */
+export type SendResult = 'ok' | 'ESRCH' | 'EPERM';
+
+/** Where a {@link ProcessGroup} is in its life. */
+export type GroupState = 'running' | 'reserved' | 'cleaning' | 'released';
+
+/** How a group ended, once it was cleaned and its leader reaped. */
+export interface GroupResult {
+  /** The leader's exit code, or null when a signal ended it. */
+  exitCode: number | null;
+  /** The name of the signal that ended the leader, or null when it exited. */
+  signal: string | null;
+  /** The `timeout` fired while the leader still ran. */
+  timedOut: boolean;
+  /** The `AbortSignal` fired while the leader still ran. */
+  aborted: boolean;
+  /**
+   * Our stop (timeout, abort, `stop()`) reached the leader while it still ran, as a WNOWAIT look
+   * taken before the first signal saw it. False when the leader had already exited by itself.
+   */
+  stoppedWhileRunning: boolean;
+  /**
+   * The grace did not empty the group: live members (the leader included) were seen at its end,
+   * just before the final SIGKILL. An unreadable `/proc` counts as members seen.
+   */
+  killed: boolean;
+}
+
+/** A phase of a cleanup, as published on the `procpin:group` diagnostics channel. */
+export interface GroupPhase {
+  /** The leader's pid, which is the pgid. */
+  pid: number;
+  /**
+   * `'exited'` (the leader's exit was read, it is still a zombie), `'signal'` (killSignal, or
+   * SIGCONT after it, sent to the group), `'grace-ended'` (`reason`: `'empty'` when the scan
+   * found no live member, `'grace'` when the time ran out), `'kill'` (a group SIGKILL),
+   * `'reaped'` (the leader was reaped) and `'released'` (nothing of the group is held any more).
+   */
+  phase: 'exited' | 'signal' | 'grace-ended' | 'kill' | 'reaped' | 'released';
+  /** The signal sent, for `'signal'` and `'kill'`. */
+  signal?: string;
+  /** Why the grace ended, for `'grace-ended'`. */
+  reason?: 'empty' | 'grace';
+  /** Milliseconds since the cleanup began (0 before it began). */
+  ms: number;
+}
+
+/** The effects a cleanup needs. The real ones act on a leader `Child` and `/proc`. */
+export interface GroupOps {
+  /**
+   * Sends `sig` to every member of the group. Called only while the leader is unreaped and the
+   * number has not been forgotten.
+   */
+  signalGroup(sig: number): SendResult;
+  /** Sends `sig` to the leader alone, through its pidfd (a no-op once it has exited). */
+  signalLeader(sig: number): boolean;
+  /**
+   * Counts live (non-zombie) processes whose pgid is the group's, stopping at `limit`; `'unknown'`
+   * when `/proc` cannot be read. Not an atomic snapshot.
+   */
+  scanMembers(limit: number): number | 'unknown';
+  /** A WNOHANG|WNOWAIT look at the leader: its exit, or null while it runs. */
+  lookLeader(): WaitInfo | null;
+  /** The reaping wait, after the exit was read. */
+  reapLeader(): WaitInfo;
+  /** Closes the leader's descriptors. Called once, last. */
+  closeLeader(): void;
+  /** A monotonic clock in milliseconds. */
+  now(): number;
+  /** Runs `fn` after `ms`; returns a cancel function. `ref`: whether it keeps the loop alive. */
+  setTimer(fn: () => void, ms: number, ref: boolean): () => void;
+  /** Publishes a phase. */
+  publish(phase: GroupPhase): void;
+  /** Adds an abort listener; returns its remover. */
+  onAbort?(fn: () => void): () => void;
+}
+
+/** The cleanup's knobs, already validated. */
+export interface GroupPolicy {
+  pid: number;
+  killSignal: number;
+  killSignalName: string;
+  grace: number;
+  /** 0 or absent: none. */
+  timeout?: number;
+  /** Whether the abort signal had already fired at spawn. */
+  abortedAtStart?: boolean;
+}
+
+type StopReason = 'exit' | 'stop' | 'timeout' | 'abort';
+
+// The grace is watched by re-scanning /proc at growing intervals: early scans catch members
+// that die at once on killSignal (a scan that finds a live member stops there, so it is cheap
+// while they die), later ones cost little while a member takes its time.
+const FIRST_SCAN_MS = 1;
+const EARLY_SCAN_MS = 8;
+const EARLY_PERIOD_MS = 1000;
+const MAX_SCAN_MS = 50;
+
+/**
+ * One group's cleanup, decided in one place: the leader's exit (or a stop) starts it, it signals
+ * only while the pgid is provably ours, and it ends with a group SIGKILL before the leader is
+ * reaped.
+ */
+export class GroupCleanup {
+  /** Where the group is; see {@link GroupState}. */
+  state: GroupState = 'running';
+  /** The leader exited (still a zombie). */
+  readonly exited: Promise<WaitInfo>;
+  /** Cleaned and reaped. Never rejects. */
+  readonly closed: Promise<GroupResult>;
+
+  private readonly ops: GroupOps;
+  private readonly policy: GroupPolicy;
+  // True while the pgid is provably ours: the leader is unreaped and no signal said ESRCH.
+  // Cleared before the reap, so nothing can be sent to the number once it may be reissued.
+  private ours = true;
+  private exitInfo: WaitInfo | null = null;
+  private leaderLost = false;
+  private cleaning = false;
+  private t0 = 0;
+  private timedOut = false;
+  private aborted = false;
+  private stoppedWhileRunning = false;
+  private killed = false;
+  private leaderSignalled = false;
+  private wake: (() => void) | null = null;
+  private cancelTimeout: (() => void) | null = null;
+  private removeAbort: (() => void) | null = null;
+  private resolveExited!: (info: WaitInfo) => void;
+  private rejectExited!: (err: unknown) => void;
+  private resolveClosed!: (result: GroupResult) => void;
+
+  constructor(ops: GroupOps, policy: GroupPolicy, leaderExited: Promise<WaitInfo>) {
+    this.ops = ops;
+    this.policy = policy;
+    this.exited = new Promise((resolve, reject) => {
+      this.resolveExited = resolve;
+      this.rejectExited = reject;
+    });
+    this.closed = new Promise((resolve) => (this.resolveClosed = resolve));
+    this.exited.catch(() => {}); // rejected only when the leader's status was lost
+    leaderExited.then(
+      (info) => this.leaderExit(info),
+      (err: unknown) => this.leaderExit(null, err),
+    );
+    if (policy.timeout !== undefined && policy.timeout > 0) {
+      // Unref'd: a timeout alone does not keep the process alive (the leader's watch decides).
+      this.cancelTimeout = ops.setTimer(() => this.deadline('timeout'), policy.timeout, false);
+    }
+    if (policy.abortedAtStart) {
+      queueMicrotask(() => this.deadline('abort'));
+    } else if (ops.onAbort) {
+      this.removeAbort = ops.onAbort(() => this.deadline('abort'));
+    }
+  }
+
+  /** Whether the pgid is still ours to signal. */
+  get holdsGroup(): boolean {
+    return this.ours;
+  }
+
+  /**
+   * Sends `sig` to the whole group while the pgid is ours. False, and nothing sent, once the
+   * group was released or observed gone.
+   */
+  signal(sig: number): boolean {
+    if (this.state === 'released') return false;
+    const r = this.send(sig);
+    if (r === 'ok') return true;
+    if (r === 'EPERM') return this.leaderSignalled;
+    return false;
+  }
+
+  /** Starts the cleanup once; every call returns {@link closed}. */
+  stop(): Promise<GroupResult> {
+    this.request('stop');
+    return this.closed;
+  }
+
+  // One group signal. ESRCH: the group is gone, so the number is forgotten and never used again.
+  // EPERM: a member exists that we may not signal; the leader still gets it through its pidfd.
+  private send(sig: number): SendResult | 'forgotten' {
+    if (!this.ours) return 'forgotten';
+    let r: SendResult;
+    try {
+      r = this.ops.signalGroup(sig);
+    } catch {
+      r = 'ESRCH';
+    }
+    if (r === 'ESRCH') {
+      this.ours = false;
+    } else if (r === 'EPERM') {
+      try {
+        this.leaderSignalled = this.ops.signalLeader(sig);
+      } catch {
+        this.leaderSignalled = false;
+      }
+    }
+    return r;
+  }
+
+  private ms(): number {
+    return this.cleaning ? Math.max(0, this.ops.now() - this.t0) : 0;
+  }
+
+  private publish(phase: GroupPhase['phase'], extra: Partial<GroupPhase> = {}): void {
+    try {
+      this.ops.publish({ pid: this.policy.pid, phase, ...extra, ms: this.ms() });
+    } catch {
+      // A subscriber's failure must not stop a cleanup.
+    }
+  }
+
+  // The leader's exit was read (from its watch or a WNOWAIT look): it is a zombie, the pgid stays
+  // reserved until we reap it.
+  private noteExit(info: WaitInfo): void {
+    if (this.exitInfo !== null) return;
+    this.exitInfo = info;
+    if (this.state === 'running') this.state = 'reserved';
+    this.clearDeadlines();
+    this.publish('exited');
+    this.resolveExited(info);
+    this.wake?.();
+  }
+
+  private leaderExit(info: WaitInfo | null, err?: unknown): void {
+    if (info === null) {
+      // The watch failed: look for ourselves. A leader whose status was lost (something else
+      // reaped it) pins nothing any more: release without a signal.
+      info = this.look();
+      if (info === null && !this.leaderLost) return;
+      if (info === null) this.rejectExited(err);
+    }
+    if (info !== null) this.noteExit(info);
+    // Queued behind the reactions to `exited`, so that they see the group 'reserved'.
+    queueMicrotask(() => this.request('exit'));
+  }
+
+  // A WNOHANG|WNOWAIT look. A leader that can no longer be waited for (someone else reaped it)
+  // no longer pins the pgid: forget the number.
+  private look(): WaitInfo | null {
+    if (this.exitInfo !== null) return this.exitInfo;
+    if (this.leaderLost) return null;
+    try {
+      const info = this.ops.lookLeader();
+      if (info !== null) this.noteExit(info);
+      return info;
+    } catch {
+      this.leaderLost = true;
+      this.ours = false;
+      this.wake?.();
+      return null;
+    }
+  }
+
+  // The deadline and abort act only on a leader that still runs: its exit is read first, and a
+  // leader that exited a moment before is cleaned as an exit.
+  private deadline(reason: 'timeout' | 'abort'): void {
+    if (this.cleaning || this.state === 'released') return;
+    this.request(reason);
+  }
+
+  private clearDeadlines(): void {
+    this.cancelTimeout?.();
+    this.cancelTimeout = null;
+  }
+
+  private request(reason: StopReason): void {
+    if (this.cleaning) return;
+    if (reason !== 'exit') {
+      // Decided by a WNOWAIT look before our first signal, not by a flag set afterwards.
+      const look = this.look();
+      if (look !== null) {
+        this.noteExit(look);
+      } else if (!this.leaderLost) {
+        this.stoppedWhileRunning = true;
+        this.timedOut = reason === 'timeout';
+        this.aborted = reason === 'abort';
+      }
+    }
+    this.cleaning = true;
+    this.t0 = this.ops.now();
+    this.clearDeadlines();
+    this.state = 'cleaning';
+    void this.clean();
+  }
+
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        this.wake = null;
+        cancel();
+        resolve();
+      };
+      const cancel = this.ops.setTimer(done, ms, true);
+      this.wake = done;
+    });
+  }
+
+  private scan(): number | 'unknown' {
+    if (!this.ours) return 0;
+    try {
+      return this.ops.scanMembers(1);
+    } catch {
+      return 'unknown';
+    }
+  }
+
+  private sendPhase(sig: number, name: string, phase: 'signal' | 'kill'): void {
+    const r = this.send(sig);
+    if (r !== 'forgotten') this.publish(phase, { signal: name });
+  }
+
+  private async clean(): Promise<void> {
+    const { killSignal, killSignalName } = this.policy;
+    try {
+      this.sendPhase(killSignal, killSignalName, killSignal === SIGKILL ? 'kill' : 'signal');
+      if (killSignal !== SIGKILL && killSignal !== SIGCONT) {
+        // A stopped member would hold killSignal pending until the grace ran out.
+        this.sendPhase(SIGCONT, 'SIGCONT', 'signal');
+      }
+
+      // Grace: ended early once the leader has exited and a scan finds no live member. The scan
+      // is advisory (not an atomic snapshot): it may shorten the grace, never skip the SIGKILL.
+      const deadline = this.t0 + (killSignal === SIGKILL ? 0 : this.policy.grace);
+      let delay = FIRST_SCAN_MS;
+      let emptied = false;
+      for (;;) {
+        const left = deadline - this.ops.now();
+        if (left <= 0) break;
+        const exited = this.look() !== null || this.leaderLost;
+        if (exited && this.scan() === 0) {
+          emptied = true;
+          break;
+        }
+        await this.pause(Math.min(delay, left));
+        const early = this.ops.now() - this.t0 < EARLY_PERIOD_MS;
+        delay = Math.min(delay * 2, early ? EARLY_SCAN_MS : MAX_SCAN_MS);
+      }
+      this.publish('grace-ended', { reason: emptied ? 'empty' : 'grace' });
+
+      if (this.look() === null && !this.leaderLost) {
+        // The leader outlived the grace. Alive, it pins the pgid as surely as a zombie does:
+        // kill the group, then wait for the leader's exit to be read before the final kill.
+        this.killed = true;
+        if (killSignal !== SIGKILL) this.sendPhase(SIGKILL, 'SIGKILL', 'kill');
+        delay = FIRST_SCAN_MS;
+        while (this.look() === null && !this.leaderLost) {
+          await this.pause(delay);
+          delay = Math.min(delay * 2, MAX_SCAN_MS);
+        }
+      }
+      // The grace did not empty the group: the last scan (at most MAX_SCAN_MS ago) saw a live
+      // member or could not read /proc, or the leader itself outlived it. No fresh full scan
+      // here: under a fork storm one costs more than the kill it would describe.
+      if (!emptied) this.killed = true;
+
+      // The unreaped leader keeps the pgid ours: kill the group unconditionally, whatever the scan
+      // said. The kernel delivers a group signal to every member, including ones forked meanwhile.
+      this.sendPhase(SIGKILL, 'SIGKILL', 'kill');
+    } finally {
+      this.release();
+    }
+  }
+
+  // Forget the number first, then reap: after the reap the pgid may be reissued to a stranger.
+  private release(): void {
+    this.ours = false;
+    let info = this.exitInfo;
+    if (!this.leaderLost) {
+      try {
+        info = this.ops.reapLeader();
+        this.publish('reaped');
+      } catch {
+        // Reaped by someone else (SIGCHLD ignored, a stray wait): the exit read before stands.
+      }
+    }
+    try {
+      this.ops.closeLeader();
+    } catch {
+      // Closing is best effort; the handle closes once.
+    }
+    this.removeAbort?.();
+    this.removeAbort = null;
+    this.state = 'released';
+    this.publish('released');
+    this.resolveClosed({
+      exitCode: info?.exitCode ?? null,
+      signal: info?.signal ?? null,
+      timedOut: this.timedOut,
+      aborted: this.aborted,
+      stoppedWhileRunning: this.stoppedWhileRunning,
+      killed: this.killed,
+    });
+  }
+}

@@ -1,0 +1,292 @@
+/**
+ * SPEC Layer 3a: zombie-reserved process-group cleanup. A command starts as the leader of a new
+ * process group; when the leader exits (or on stop, timeout, abort) every member of the group is
+ * terminated, with a grace period, then killed, while the leader is still an unreaped zombie, so
+ * the pgid cannot have been handed to anyone else. Only then is the leader reaped.
+ * @module
+ */
+import * as diagnostics from 'node:diagnostics_channel';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import { binding } from './binding';
+import { spawn, type Child, type SpawnOptions } from './child';
+import {
+  GroupCleanup,
+  type GroupOps,
+  type GroupPhase,
+  type GroupResult,
+  type GroupState,
+  type SendResult,
+} from './group-logic';
+import type { Signal } from './primitives';
+import {
+  INT32_MAX,
+  invalidArgValue,
+  signalName,
+  validateAbortSignal,
+  validateInteger,
+  validateObject,
+  validateSignal,
+} from './validate';
+import type { WaitInfo } from './waitinfo';
+
+export type { GroupPhase, GroupResult, GroupState } from './group-logic';
+
+
+const { ESRCH, EPERM } = os.constants.errno;
+const { PIDFD_SIGNAL_PROCESS_GROUP } = binding.constants;
+
+// PIDFD_SIGNAL_PROCESS_GROUP (Linux 6.9) binds a group signal to the group the leader's pidfd
+// names, never to a number. PROCPIN_NO_PIDFD_GROUP=1 (read once, at load) forces the kill(-pgid)
+// path that older kernels take, so that it can be tested on a new one.
+const pidfdGroupSignal =
+  process.env['PROCPIN_NO_PIDFD_GROUP'] !== '1' && binding.hasPidfdGroupSignal();
+
+/** The channel cleanup phases are published on (`{ pid, phase, signal?, reason?, ms }`). */
+const channel = diagnostics.channel('procpin:group');
+
+/**
+ * Whether group signals go through the leader's pidfd (`PIDFD_SIGNAL_PROCESS_GROUP`, Linux 6.9+)
+ * rather than `kill(-pgid)` while the leader is unreaped.
+ */
+export function groupSignalsUsePidfd(): boolean {
+  return pidfdGroupSignal;
+}
+
+/** Options of {@link spawnGroup}: those of `spawn`, plus the cleanup's. */
+export interface SpawnGroupOptions extends Omit<SpawnOptions, 'processGroup' | 'parentDeathSignal'> {
+  /** The group is always new: `'new'` (the default) or `'session'` (a new session, which is a new group too). */
+  processGroup?: 'new' | 'session';
+  /** Sent to the group first. Default `'SIGTERM'`. */
+  killSignal?: Signal;
+  /** Milliseconds between `killSignal` and SIGKILL. Default 5000. */
+  grace?: number;
+  /** Milliseconds the leader may run; then the group is stopped. 0 or absent: no limit. */
+  timeout?: number;
+  /** Aborting it stops the group. */
+  signal?: AbortSignal;
+  /** What the leader gets when the spawning thread exits. Default `'SIGKILL'`; `null` for none. */
+  parentDeathSignal?: Signal | null;
+}
+
+/**
+ * Live (non-zombie) processes whose pgid is `pgid`, counted up to `limit`, from `/proc/<pid>/stat`;
+ * `'unknown'` when `/proc` cannot be read. Not an atomic snapshot: a member may fork or exit while
+ * it runs.
+ * @internal
+ */
+export function scanGroup(pgid: number, limit = Infinity): number | 'unknown' {
+  let names: string[];
+  try {
+    names = fs.readdirSync('/proc');
+  } catch {
+    return 'unknown';
+  }
+  const buf = Buffer.allocUnsafe(512);
+  let found = 0;
+  // Newest first: /proc lists pids in ascending order and members are mostly recent, so a scan
+  // that only needs to know whether one lives stops early, even under a fork storm.
+  for (let i = names.length - 1; i >= 0; i--) {
+    const name = names[i] as string;
+    const c = name.charCodeAt(0);
+    if (c < 48 || c > 57) continue;
+    let fd: number;
+    try {
+      fd = fs.openSync(`/proc/${name}/stat`, 'r');
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ESRCH') continue; // exited meanwhile
+      return 'unknown';
+    }
+    let n: number;
+    try {
+      n = fs.readSync(fd, buf, 0, buf.length, 0);
+    } catch {
+      n = 0; // exited between open and read
+    } finally {
+      fs.closeSync(fd);
+    }
+    const st = parseStat(buf.toString('latin1', 0, n));
+    if (st !== null && st.pgid === pgid && st.state !== 'Z' && st.state !== 'X') {
+      if (++found >= limit) return found;
+    }
+  }
+  return found;
+}
+
+/**
+ * The state, ppid and pgid of a `/proc/<pid>/stat` line. The command name between the parentheses
+ * may itself hold spaces and parentheses; every field after it is a number, so the last `)` ends it.
+ * @internal
+ */
+export function parseStat(line: string): { state: string; ppid: number; pgid: number } | null {
+  const close = line.lastIndexOf(')');
+  if (close < 0) return null;
+  const rest = line.slice(close + 2).split(' ', 3);
+  if (rest.length < 3) return null;
+  const [state, ppid, pgid] = rest as [string, string, string];
+  return { state, ppid: Number(ppid), pgid: Number(pgid) };
+}
+
+function kernelOps(leader: Child, abort: AbortSignal | undefined): GroupOps {
+  const pgid = leader.pid;
+  return {
+    signalGroup(sig: number): SendResult {
+      // Never after the reap: the number may then name a stranger's group.
+      if (leader.reaped) return 'ESRCH';
+      if (pidfdGroupSignal && leader.pidfd >= 0) {
+        const r = binding.pidfdSendSignal(leader.pidfd, sig, PIDFD_SIGNAL_PROCESS_GROUP);
+        if (r === 0) return 'ok';
+        if (r === -ESRCH) return 'ESRCH';
+        if (r === -EPERM) return 'EPERM';
+        // Refused otherwise: fall through to the number, which the unreaped leader still pins.
+      }
+      try {
+        process.kill(-pgid, sig);
+        return 'ok';
+      } catch (err) {
+        return (err as NodeJS.ErrnoException).code === 'EPERM' ? 'EPERM' : 'ESRCH';
+      }
+    },
+    signalLeader: (sig) => leader.kill(sig),
+    scanMembers: (limit) => scanGroup(pgid, limit),
+    lookLeader: () => leader.poll(),
+    reapLeader: () => leader.reap(),
+    closeLeader: () => leader.close(),
+    now: () => performance.now(),
+    setTimer(fn, ms, ref) {
+      const t = setTimeout(fn, ms);
+      if (!ref) t.unref();
+      return () => clearTimeout(t);
+    },
+    publish(phase: GroupPhase) {
+      if (channel.hasSubscribers) channel.publish(phase);
+    },
+    onAbort: abort
+      ? (fn) => {
+          abort.addEventListener('abort', fn, { once: true });
+          return () => abort.removeEventListener('abort', fn);
+        }
+      : undefined,
+  };
+}
+
+/**
+ * A command running as the leader of its own process group, and the cleanup of that group.
+ *
+ * Guarantees:
+ * - (a) The group is cleaned exactly once: when the leader exits on its own, on {@link stop},
+ *   on `timeout` or on abort, whichever comes first; later requests share the same result.
+ * - (b) The cleanup runs while the leader is an unreaped zombie (or still running), so the pgid
+ *   cannot name anyone else's group: killSignal (and SIGCONT), a grace that a `/proc` scan may
+ *   only shorten, then always a group SIGKILL, which the kernel delivers to every member,
+ *   including one forked a moment ago. Only then is the leader reaped.
+ * - (c) No signal is ever sent to the group after the leader was reaped; a group signal that
+ *   finds the group gone (ESRCH) makes the number forgotten at once.
+ * - (d) Where the kernel has `PIDFD_SIGNAL_PROCESS_GROUP` (6.9+) group signals go through the
+ *   leader's pidfd, bound to that very group; otherwise `kill(-pgid)`, only while reserved.
+ * - (e) `timeout` and abort act only on a leader that still runs, as a WNOWAIT look shows: a
+ *   leader that exited a moment before is cleaned as an exit.
+ * - (f) A released group holds no descriptor and leaves no zombie of its leader.
+ *
+ * Made by {@link spawnGroup}.
+ */
+export class ProcessGroup {
+  /** The leader's pid. */
+  readonly pid: number;
+  /** The group's id: the leader's pid. */
+  readonly pgid: number;
+  /** The leader: its stdio and its own handle. Do not reap it yourself. */
+  readonly leader: Child;
+  /** Resolves when the leader has exited (it is still a zombie; the pgid is still ours). */
+  readonly exited: Promise<WaitInfo>;
+  /** Resolves when the group was cleaned and the leader reaped. Never rejects. */
+  readonly closed: Promise<GroupResult>;
+  readonly #cleanup: GroupCleanup;
+
+  /** @internal Use {@link spawnGroup}. */
+  constructor(leader: Child, cleanup: GroupCleanup) {
+    this.pid = leader.pid;
+    this.pgid = leader.pid;
+    this.leader = leader;
+    this.#cleanup = cleanup;
+    this.exited = cleanup.exited;
+    this.closed = cleanup.closed;
+  }
+
+  /**
+   * `'running'`; `'reserved'` once the leader exited (a zombie that keeps the pgid ours);
+   * `'cleaning'` while the group is being terminated; `'released'` once the leader was reaped.
+   */
+  get state(): GroupState {
+    return this.#cleanup.state;
+  }
+
+  /**
+   * Sends `sig` (default `'SIGTERM'`; 0 probes) to every member of the group, while the pgid is
+   * ours. Returns `false`, and sends nothing, once the group was released or found gone.
+   */
+  signal(sig: Signal | 0 = 'SIGTERM'): boolean {
+    const num = validateSignal(sig, 'sig', this.signal, true);
+    return this.#cleanup.signal(num);
+  }
+
+  /**
+   * Stops the group: killSignal to every member, up to `grace` ms for them to go, then SIGKILL,
+   * then the leader is reaped. Runs once; concurrent and later calls return the same promise,
+   * which is {@link closed}.
+   */
+  stop(): Promise<GroupResult> {
+    return this.#cleanup.stop();
+  }
+
+  /** {@link stop}. */
+  [Symbol.asyncDispose](): Promise<GroupResult> {
+    return this.stop();
+  }
+}
+
+/**
+ * Starts `file` as the leader of a new process group and cleans the whole group when the leader
+ * exits, on {@link ProcessGroup.stop}, on `timeout`, or when `signal` aborts. Arguments are
+ * validated before anything starts; a failure to start throws as `spawn` does. A `signal` that
+ * has already aborted starts the command and stops it at once, as `child_process` does.
+ *
+ * @example
+ * await using group = spawnGroup('npm', ['run', 'dev'], { grace: 2000, timeout: 60_000 });
+ * const { exitCode, signal } = await group.closed;
+ */
+export function spawnGroup(
+  file: string,
+  args: readonly string[] = [],
+  options: SpawnGroupOptions = {},
+): ProcessGroup {
+  validateObject(options, 'options', spawnGroup);
+  const killSignal = validateSignal(options.killSignal ?? 'SIGTERM', 'options.killSignal', spawnGroup);
+  const grace = validateInteger(options.grace ?? 5000, 'options.grace', 0, INT32_MAX, spawnGroup);
+  const timeout = validateInteger(options.timeout ?? 0, 'options.timeout', 0, INT32_MAX, spawnGroup);
+  const abort = validateAbortSignal(options.signal, 'options.signal', spawnGroup);
+  const pg = options.processGroup ?? 'new';
+  if (pg !== 'new' && pg !== 'session') {
+    throw invalidArgValue('options.processGroup', pg, "must be 'new' or 'session'", spawnGroup);
+  }
+  const { killSignal: _k, grace: _g, timeout: _t, signal: _s, ...spawnOptions } = options;
+  const leader = spawn(file, args, {
+    ...spawnOptions,
+    processGroup: pg,
+    parentDeathSignal: options.parentDeathSignal === undefined ? 'SIGKILL' : options.parentDeathSignal,
+  } as SpawnOptions);
+  const cleanup = new GroupCleanup(
+    kernelOps(leader, abort),
+    {
+      pid: leader.pid,
+      killSignal,
+      killSignalName: signalName(killSignal) ?? String(killSignal),
+      grace,
+      timeout,
+      abortedAtStart: abort?.aborted === true,
+    },
+    leader.exited,
+  );
+  return new ProcessGroup(leader, cleanup);
+}

@@ -1,0 +1,47 @@
+// The group tests again through the fallbacks: group signals by kill(-pgid) while the leader is
+// reserved (forced on this kernel by PROCPIN_NO_PIDFD_GROUP=1), and on a simulated old kernel
+// (seccomp: no pidfd_open, clone3, pidfd_send_signal, close_range, waitid(P_PIDFD)).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { need } from './helpers.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const groupTests = join(here, 'group.test.mjs');
+
+function nodeTest(file, env, wrap = (argv) => argv) {
+  return new Promise((resolve, reject) => {
+    const [cmd, ...args] = wrap([process.execPath, '--test', '--test-reporter=tap', file]);
+    // Not a nested run of this runner: the file runs as a test run of its own.
+    const childEnv = { ...process.env, ...env };
+    delete childEnv.NODE_TEST_CONTEXT;
+    const cp = spawn(cmd, args, { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    cp.stdout.on('data', (d) => (out += d));
+    cp.stderr.on('data', (d) => (out += d));
+    cp.on('error', reject);
+    cp.on('close', (code) => resolve({ code, out }));
+  });
+}
+
+test('every group test passes with group signals forced through kill(-pgid)', async () => {
+  const { code, out } = await nodeTest(groupTests, {
+    PROCPIN_NO_PIDFD_GROUP: '1',
+    PROCPIN_EXPECT_GROUP_PATH: 'kill',
+  });
+  assert.equal(code, 0, out);
+  assert.match(out, /# fail 0/);
+});
+
+const oldKernelHelper = join(here, 'oldkernel.mjs');
+
+test('every group test passes on a simulated old kernel (no pidfd at all)', async (t) => {
+  if (!need(t, existsSync(oldKernelHelper), 'test/oldkernel.mjs (the seccomp old-kernel helper)')) return;
+  const { oldKernelArgv } = await import(oldKernelHelper);
+  const { code, out } = await nodeTest(groupTests, { PROCPIN_EXPECT_GROUP_PATH: 'kill' }, oldKernelArgv);
+  assert.equal(code, 0, out);
+  assert.match(out, /# fail 0/);
+});
