@@ -21,6 +21,7 @@ import {
 import type { Signal } from './primitives';
 import {
   INT32_MAX,
+  invalidArgType,
   invalidArgValue,
   signalName,
   validateAbortSignal,
@@ -273,9 +274,26 @@ export class ProcessGroup {
  */
 export function spawnGroup(
   file: string,
-  args: readonly string[] = [],
-  options: SpawnGroupOptions = {},
+  args?: readonly string[],
+  options?: SpawnGroupOptions,
+): ProcessGroup;
+export function spawnGroup(file: string, options?: SpawnGroupOptions): ProcessGroup;
+export function spawnGroup(
+  file: string,
+  argsOrOptions?: readonly string[] | SpawnGroupOptions,
+  maybeOptions?: SpawnGroupOptions,
 ): ProcessGroup {
+  let args: readonly string[] = [];
+  let options: SpawnGroupOptions | undefined = maybeOptions;
+  if (Array.isArray(argsOrOptions)) {
+    args = argsOrOptions;
+  } else if (argsOrOptions !== undefined && argsOrOptions !== null) {
+    if (typeof argsOrOptions !== 'object' || maybeOptions !== undefined) {
+      throw invalidArgType('args', 'an instance of Array', argsOrOptions, spawnGroup);
+    }
+    options = argsOrOptions as SpawnGroupOptions;
+  }
+  if (options === undefined) options = {};
   validateObject(options, 'options', spawnGroup);
   const killSignal = validateSignal(options.killSignal ?? 'SIGTERM', 'options.killSignal', spawnGroup);
   const grace = validateInteger(options.grace ?? 5000, 'options.grace', 0, INT32_MAX, spawnGroup);

@@ -373,6 +373,11 @@ test('30 groups at once with random exits and stops leave no process in their gr
   for (const { g } of groups) assert.equal(g.state, 'released');
 });
 
+test('spawnGroup(file, options) takes no arguments, as spawn does', async () => {
+  const g = spawnGroup('true', { stdio: 'ignore', grace: 100 });
+  assert.equal((await g.closed).exitCode, 0);
+});
+
 test('options are validated before anything starts', () => {
   const fds = openFds().length;
   assert.throws(() => spawnGroup('sleep', ['1'], { grace: -1 }), { code: 'ERR_OUT_OF_RANGE' });
@@ -382,6 +387,9 @@ test('options are validated before anything starts', () => {
   assert.throws(() => spawnGroup('sleep', ['1'], { signal: {} }), { code: 'ERR_INVALID_ARG_TYPE' });
   assert.throws(() => spawnGroup('sleep', ['1'], { processGroup: 'inherit' }), { code: 'ERR_INVALID_ARG_VALUE' });
   assert.throws(() => spawnGroup('sleep', ['1'], null), { code: 'ERR_INVALID_ARG_TYPE' });
+  assert.throws(() => spawnGroup('sleep', 'x'), { code: 'ERR_INVALID_ARG_TYPE' });
+  assert.throws(() => spawnGroup('sleep', {}, {}), { code: 'ERR_INVALID_ARG_TYPE' });
+  assert.throws(() => spawnGroup(42), { code: 'ERR_INVALID_ARG_TYPE' });
   assert.equal(openFds().length, fds);
   assert.deepEqual(ourZombies(), []);
 });
