@@ -164,7 +164,13 @@ function kernelOps(leader: Child, abort: AbortSignal | undefined): GroupOps {
     scanMembers: (limit) => scanGroup(pgid, limit),
     lookLeader: () => leader.poll(),
     reapLeader: () => leader.reap(),
-    closeLeader: () => leader.close(),
+    closeLeader() {
+      leader.close();
+      // Every member is dead: nobody in the group can read the leader's stdin any more. Close our
+      // end as child_process does at exit; stdout and stderr close themselves at EOF, once
+      // their data has been read.
+      leader.stdin?.destroy();
+    },
     now: () => performance.now(),
     setTimer(fn, ms, ref) {
       const t = setTimeout(fn, ms);
