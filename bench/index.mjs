@@ -2,6 +2,8 @@
 // prints a table (or JSON with --json).
 //   node bench/index.mjs [--quick] [--json | --md] [--only spawn,exit,...] [--svg | --no-svg]
 //   node bench/index.mjs --from bench/out/latest.json --md   (re-render a saved run)
+//   node bench/index.mjs --from bench/out/latest.json --update-doc   (its figures into
+//     BENCHMARKS.md, between the figures markers)
 // --quick: a few repetitions of each, only to prove the benchmarks still run (CI).
 // Every run is saved as bench/out/latest.json (quick runs as bench/out/quick.json).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -27,6 +29,7 @@ const { values } = parseArgs({
     json: { type: 'boolean', default: false },
     md: { type: 'boolean', default: false },
     from: { type: 'string' },
+    'update-doc': { type: 'boolean', default: false },
     only: { type: 'string' },
     svg: { type: 'boolean' },
   },
@@ -96,6 +99,17 @@ async function runAll() {
 }
 
 function output(report) {
+  if (values['update-doc']) {
+    const file = join(benchDir, '..', 'BENCHMARKS.md');
+    const doc = readFileSync(file, 'utf8');
+    const begin = '<!-- figures:begin -->';
+    const end = '<!-- figures:end -->';
+    const i = doc.indexOf(begin);
+    const j = doc.indexOf(end);
+    if (i < 0 || j < i) throw new Error('BENCHMARKS.md has no figures markers');
+    writeFileSync(file, `${doc.slice(0, i + begin.length)}\n${formatMarkdown(report)}\n${doc.slice(j)}`);
+    log('updated BENCHMARKS.md');
+  }
   if (values.json) process.stdout.write(JSON.stringify(report) + '\n');
   else if (values.md) process.stdout.write(formatMarkdown(report) + '\n');
   else process.stdout.write(formatTable(report.rows) + '\n' + formatGoals(report.goals, report.quick) + '\n');

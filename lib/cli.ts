@@ -12,45 +12,19 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { ParseArgsConfig } from 'node:util';
 
+import type {
+  GroupResult,
+  ProcessGroup,
+  ProcessHandle,
+  Signal,
+  SpawnGroupOptions,
+  SweepEntry,
+  SweepReport,
+} from './index';
+
 // The library is loaded only when a command runs, so that `--help` and usage errors work (and
 // procpin's own failure is reported as 125) even where the addon cannot be loaded.
-/** What the commands use of procpin's API (SPEC names). */
-interface GroupResultLike {
-  exitCode: number | null;
-  signal: string | null;
-  timedOut: boolean;
-  aborted: boolean;
-  stoppedWhileRunning: boolean;
-  killed: boolean;
-}
-interface ProcessGroupLike {
-  readonly pid: number;
-  readonly pgid: number;
-  readonly exited: Promise<unknown>;
-  readonly closed: Promise<GroupResultLike>;
-  signal(sig: string | number): boolean;
-  stop(): Promise<GroupResultLike>;
-}
-interface ProcessHandleLike {
-  readonly exited: Promise<void>;
-  close(): void;
-}
-interface SweepEntryLike {
-  name: string;
-  pid: number;
-  reason?: string;
-  error?: Error;
-}
-interface SweepReportLike {
-  removed: SweepEntryLike[];
-  kept: SweepEntryLike[];
-  error?: Error;
-}
-interface Library {
-  spawnGroup(file: string, args: string[], options: Record<string, unknown>): ProcessGroupLike;
-  openProcess(pid: number): ProcessHandleLike;
-  sweep(dir: string, options: { prefix: string; dryRun?: boolean }): Promise<SweepReportLike>;
-}
+type Library = typeof import('./index');
 
 function library(): Library {
   return require('./index') as Library;
@@ -117,7 +91,7 @@ export function spawnFailureStatus(err: unknown): number {
  * else 128+N when signal N ended it, else its exit code.
  */
 export function exitStatusOf(
-  result: Pick<GroupResultLike, 'exitCode' | 'signal' | 'timedOut' | 'stoppedWhileRunning'>,
+  result: Pick<GroupResult, 'exitCode' | 'signal' | 'timedOut' | 'stoppedWhileRunning'>,
   signalNumber: (name: string) => number,
 ): number {
   if (result.timedOut && result.stoppedWhileRunning) return EXIT.TIMEOUT;
@@ -320,7 +294,7 @@ const RUN_OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const satisfies Options;
 
-const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+const FORWARDED: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
 async function runCommand(args: string[]): Promise<number> {
   const { own, rest: command } = splitAtCommand(args, RUN_OPTIONS);
@@ -360,9 +334,9 @@ async function runCommand(args: string[]): Promise<number> {
   if (verbose) diagnosticsChannel.subscribe('procpin:group', onPhase);
 
   // Signals that arrive before the group exists are forwarded as soon as it does.
-  let group: ProcessGroupLike | undefined;
-  const early: string[] = [];
-  const forward = (sig: string) => {
+  let group: ProcessGroup | undefined;
+  const early: NodeJS.Signals[] = [];
+  const forward = (sig: NodeJS.Signals) => {
     if (!group) {
       early.push(sig);
       return;
@@ -386,13 +360,13 @@ async function runCommand(args: string[]): Promise<number> {
 
   try {
     try {
-      const options: Record<string, unknown> = {
+      const options: SpawnGroupOptions = {
         stdio: 'inherit',
         parentDeathSignal: values['no-parent-death'] ? null : 'SIGKILL',
       };
-      if (killSignal !== undefined) options['killSignal'] = killSignal;
-      if (grace !== undefined) options['grace'] = grace;
-      if (timeoutMs > 0) options['timeout'] = timeoutMs;
+      if (killSignal !== undefined) options.killSignal = killSignal as Signal;
+      if (grace !== undefined) options.grace = grace;
+      if (timeoutMs > 0) options.timeout = timeoutMs;
       group = lib.spawnGroup(file, command.slice(1), options);
     } catch (e) {
       const status = spawnFailureStatus(e);
@@ -463,7 +437,7 @@ async function sweepCommand(args: string[]): Promise<number> {
     err(`procpin: cannot load procpin: ${firstLine(e)}\n`);
     return EXIT.PROCPIN_FAILED;
   }
-  let report: SweepReportLike;
+  let report: SweepReport;
   try {
     report = await lib.sweep(dir, { prefix: values.prefix, dryRun });
   } catch (e) {
@@ -476,7 +450,7 @@ async function sweepCommand(args: string[]): Promise<number> {
 
   if (values.json) {
     // Errors become plain objects: JSON.stringify would drop an Error's message.
-    const entry = (e: SweepEntryLike) => (e.error ? { ...e, error: errorJson(e.error) } : e);
+    const entry = (e: SweepEntry) => (e.error ? { ...e, error: errorJson(e.error) } : e);
     const json: Record<string, unknown> = {
       removed: report.removed.map(entry),
       kept: report.kept.map(entry),
@@ -530,7 +504,7 @@ async function waitCommand(args: string[]): Promise<number> {
   }
   // Every pidfd is opened before any wait starts: a pid named on the command line is pinned to
   // the process it names now, and a reuse later cannot be mistaken for it.
-  const handles: { pid: number; handle: ProcessHandleLike }[] = [];
+  const handles: { pid: number; handle: ProcessHandle }[] = [];
   try {
     for (const pid of pids) {
       try {

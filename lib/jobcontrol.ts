@@ -22,7 +22,7 @@ import { constants, waitid } from './primitives';
 export interface Job {
   readonly pid: number;
   readonly pgid: number;
-  signal(sig: string): boolean;
+  signal(sig: NodeJS.Signals): boolean;
 }
 
 type Log = (line: string) => void;

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <mutex>
@@ -224,17 +225,20 @@ Napi::Value CreateLocked(const Napi::CallbackInfo& info) {
   return p;
 }
 
-// Test injection (not part of the public API): at hook point `point`, the entry named `name`
-// is renamed to `name + ".orig"` and a symlink to `target` takes its name, as a racing process
-// would do at the worst moment. sweepTestHook() with no arguments removes the hook.
+// Test injection (not part of the public API): at hook point `point`, the first entry whose name
+// starts with `name` is renamed to its name + ".orig" and a symlink to `target` takes its name,
+// as a racing process would do at the worst moment. The hook fires once. sweepTestHook() with no
+// arguments removes it.
 std::mutex g_hook_mu;
 int g_hook_point = 0;
 std::string g_hook_name, g_hook_target;
 
 void SwapHook(int dirfd, const char* name, sweep::HookPoint point) {
   std::lock_guard<std::mutex> g(g_hook_mu);
-  if (static_cast<int>(point) != g_hook_point || g_hook_name != name) return;
-  std::string moved = g_hook_name + ".orig";
+  if (static_cast<int>(point) != g_hook_point) return;
+  if (strncmp(name, g_hook_name.c_str(), g_hook_name.size()) != 0) return;
+  g_hook_point = 0;
+  std::string moved = std::string(name) + ".orig";
   if (renameat(dirfd, name, dirfd, moved.c_str()) != 0) return;
   if (symlinkat(g_hook_target.c_str(), dirfd, name) != 0) return;
 }

@@ -112,7 +112,10 @@ for (const [sig, n] of [
       'sleep 30 & sleep 30 & echo $$; exec sleep 30',
     ]);
     const pgid = Number(await line());
-    await waitFor(() => liveMembers(pgid).length === 3, { what: 'three members' });
+    // The leader is sleep (sh's SIGINT handling is not what is tested here).
+    await waitFor(() => liveMembers(pgid).length === 3 && procStat(pgid)?.comm === 'sleep', {
+      what: 'three members, the leader exec-ed',
+    });
     child.kill(sig);
     const r = await result;
     assert.equal(r.code, 128 + n, r.stderr);
@@ -212,7 +215,8 @@ test('without --verbose procpin prints nothing of its own', async () => {
 
 test('--verbose says when procpin forwards a signal', async () => {
   const { child, result, line } = start(['run', '--verbose', '--', 'sh', '-c', 'echo $$; exec sleep 30']);
-  await line();
+  const leader = Number(await line());
+  await waitFor(() => procStat(leader)?.comm === 'sleep', { what: 'the leader exec-ed' });
   child.kill('SIGINT');
   const r = await result;
   assert.equal(r.code, 130);

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { procState, tmpDir, waitFor } from './helpers.mjs';
+import { procStat, procState, tmpDir, waitFor } from './helpers.mjs';
 import { pidfdCount, procpin, start } from './cli-helpers.mjs';
 
 /** A pid that named a process a moment ago and names none now. */
@@ -118,11 +118,18 @@ test('wait exits 124 when the timeout expires first', async () => {
   }
 });
 
-test('wait counts a zombie as exited', async () => {
-  // sh's background child exits and is never reaped: sh execs sleep, which does not wait.
-  const holder = spawn('sh', ['-c', 'true & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
+test('wait counts a zombie as exited', async (t) => {
+  // sh's background child exits once sh has become `sleep`, which never reaps it.
+  const dir = tmpDir();
+  t.after(() => dir[Symbol.dispose]());
+  const go = join(dir.path, 'go');
+  const holder = spawn('sh', ['-c', `(while [ ! -e ${go} ]; do sleep 0.01; done) & echo $!; exec sleep 30`], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   try {
     const zombie = Number(await new Promise((resolve) => holder.stdout.once('data', resolve)));
+    await waitFor(() => procStat(holder.pid)?.comm === 'sleep', { what: 'sh became sleep' });
+    writeFileSync(go, '');
     await waitFor(() => procState(zombie) === 'Z', { what: 'zombie' });
     const r = await procpin(['wait', '--timeout', '5s', String(zombie)]);
     assert.equal(r.code, 0, r.stderr);
