@@ -21,6 +21,7 @@ import {
 import type { Signal } from './primitives';
 import {
   INT32_MAX,
+  invalidArgType,
   invalidArgValue,
   signalName,
   validateAbortSignal,
@@ -163,7 +164,13 @@ function kernelOps(leader: Child, abort: AbortSignal | undefined): GroupOps {
     scanMembers: (limit) => scanGroup(pgid, limit),
     lookLeader: () => leader.poll(),
     reapLeader: () => leader.reap(),
-    closeLeader: () => leader.close(),
+    closeLeader() {
+      leader.close();
+      // Every member is dead: nobody in the group can read the leader's stdin any more. Close our
+      // end as child_process does at exit; stdout and stderr close themselves at EOF, once
+      // their data has been read.
+      leader.stdin?.destroy();
+    },
     now: () => performance.now(),
     setTimer(fn, ms, ref) {
       const t = setTimeout(fn, ms);
@@ -273,9 +280,26 @@ export class ProcessGroup {
  */
 export function spawnGroup(
   file: string,
-  args: readonly string[] = [],
-  options: SpawnGroupOptions = {},
+  args?: readonly string[],
+  options?: SpawnGroupOptions,
+): ProcessGroup;
+export function spawnGroup(file: string, options?: SpawnGroupOptions): ProcessGroup;
+export function spawnGroup(
+  file: string,
+  argsOrOptions?: readonly string[] | SpawnGroupOptions,
+  maybeOptions?: SpawnGroupOptions,
 ): ProcessGroup {
+  let args: readonly string[] = [];
+  let options: SpawnGroupOptions | undefined = maybeOptions;
+  if (Array.isArray(argsOrOptions)) {
+    args = argsOrOptions;
+  } else if (argsOrOptions !== undefined && argsOrOptions !== null) {
+    if (typeof argsOrOptions !== 'object' || maybeOptions !== undefined) {
+      throw invalidArgType('args', 'an instance of Array', argsOrOptions, spawnGroup);
+    }
+    options = argsOrOptions as SpawnGroupOptions;
+  }
+  if (options === undefined) options = {};
   validateObject(options, 'options', spawnGroup);
   const killSignal = validateSignal(options.killSignal ?? 'SIGTERM', 'options.killSignal', spawnGroup);
   const grace = validateInteger(options.grace ?? 5000, 'options.grace', 0, INT32_MAX, spawnGroup);

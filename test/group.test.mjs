@@ -346,6 +346,22 @@ test('a released group holds no descriptor and leaves no zombie', async () => {
   assert.deepEqual(ourZombies(), []);
 });
 
+test('with piped stdio a released group holds no descriptor once its output has been read', async () => {
+  const before = openFds();
+  const g = spawnGroup('sh', ['-c', 'echo hi; echo err >&2; sleep 30 & exit 0']);
+  let out = '';
+  g.leader.stdout.on('data', (d) => (out += d));
+  g.leader.stderr.resume();
+  const closedOut = new Promise((r) => g.leader.stdout.once('close', r));
+  const closedErr = new Promise((r) => g.leader.stderr.once('close', r));
+  await g.closed;
+  await closedOut;
+  await closedErr;
+  assert.equal(out, 'hi\n');
+  assert.equal(g.leader.stdin.destroyed, true);
+  await waitFor(() => openFds().length === before.length, { what: 'the descriptors to close' });
+});
+
 test('30 groups at once with random exits and stops leave no process in their groups, no zombie, no fd growth', async () => {
   const n = STRESS ? 200 : 30;
   const fdsBefore = openFds().length;
@@ -373,6 +389,11 @@ test('30 groups at once with random exits and stops leave no process in their gr
   for (const { g } of groups) assert.equal(g.state, 'released');
 });
 
+test('spawnGroup(file, options) takes no arguments, as spawn does', async () => {
+  const g = spawnGroup('true', { stdio: 'ignore', grace: 100 });
+  assert.equal((await g.closed).exitCode, 0);
+});
+
 test('options are validated before anything starts', () => {
   const fds = openFds().length;
   assert.throws(() => spawnGroup('sleep', ['1'], { grace: -1 }), { code: 'ERR_OUT_OF_RANGE' });
@@ -382,6 +403,9 @@ test('options are validated before anything starts', () => {
   assert.throws(() => spawnGroup('sleep', ['1'], { signal: {} }), { code: 'ERR_INVALID_ARG_TYPE' });
   assert.throws(() => spawnGroup('sleep', ['1'], { processGroup: 'inherit' }), { code: 'ERR_INVALID_ARG_VALUE' });
   assert.throws(() => spawnGroup('sleep', ['1'], null), { code: 'ERR_INVALID_ARG_TYPE' });
+  assert.throws(() => spawnGroup('sleep', 'x'), { code: 'ERR_INVALID_ARG_TYPE' });
+  assert.throws(() => spawnGroup('sleep', {}, {}), { code: 'ERR_INVALID_ARG_TYPE' });
+  assert.throws(() => spawnGroup(42), { code: 'ERR_INVALID_ARG_TYPE' });
   assert.equal(openFds().length, fds);
   assert.deepEqual(ourZombies(), []);
 });
