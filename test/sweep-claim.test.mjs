@@ -232,6 +232,15 @@ test('a pidfile naming a live pid (1) that nobody locks is taken over: the lock 
   }
 });
 
+test('Claim and Pidfile cannot be constructed from outside: they own the descriptor they close', () => {
+  for (const C of [procpin.Claim, procpin.Pidfile]) {
+    assert.throws(() => new C('/tmp/x', 0), { code: 'ERR_ILLEGAL_CONSTRUCTOR', name: 'TypeError' });
+    assert.throws(() => new C(Symbol('procpin.create'), '/tmp', 'x', 'file', 0, {}), {
+      code: 'ERR_ILLEGAL_CONSTRUCTOR',
+    });
+  }
+});
+
 test('claimPidfile refuses a symlink at the path', async (t) => {
   const d = scratch(t);
   writeFileSync(join(d.path, 'target'), 'keep');
