@@ -272,23 +272,27 @@ function illegalConstructor(): Error {
 
 /**
  * Removes `dir/name` if it still names the inode open as `fd`, then closes `fd` (dropping the
- * lock) in every case. An entry already gone is not an error.
+ * lock) in every case: natively for a descriptor the addon opened (`nativeFd`), through `fs` for
+ * one `fs` opened (so that a Worker's descriptor tracking stays right). An entry already gone is
+ * not an error.
  */
 async function removeAndClose(
   dir: string,
   name: string,
   fd: number,
+  nativeFd: boolean,
   // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
   caller: Function,
 ): Promise<void> {
+  let r: 0 | [number, string];
   try {
-    const r = await binding.removeHeld(dir, name, fd);
-    if (r !== 0 && r[0] !== -ENOENT) {
-      throw errnoException(r[0], r[1], { path: path.join(dir, name) }, caller);
-    }
+    r = await binding.removeHeld(dir, name, fd, nativeFd);
   } finally {
     // The lock goes with the last descriptor of its open file description: only now.
-    await fsClose(fd);
+    if (!nativeFd) await fsClose(fd);
+  }
+  if (r !== 0 && r[0] !== -ENOENT) {
+    throw errnoException(r[0], r[1], { path: path.join(dir, name) }, caller);
   }
 }
 
@@ -351,7 +355,7 @@ export class Claim {
     if (this.#released === null) {
       const fd = this.#fd;
       this.#fd = -1;
-      this.#released = removeAndClose(this.#dir, this.#name, fd, this.release);
+      this.#released = removeAndClose(this.#dir, this.#name, fd, true, this.release);
     }
     return this.#released;
   }
@@ -460,7 +464,13 @@ export class Pidfile {
     if (this.#released === null) {
       const fd = this.#fd;
       this.#fd = -1;
-      this.#released = removeAndClose(path.dirname(this.path), path.basename(this.path), fd, this.release);
+      this.#released = removeAndClose(
+        path.dirname(this.path),
+        path.basename(this.path),
+        fd,
+        false,
+        this.release,
+      );
     }
     return this.#released;
   }

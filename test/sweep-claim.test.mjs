@@ -287,3 +287,29 @@ console.log(JSON.stringify({ held, refused, bad }));`;
   assert.ok(held > 0);
   await waitFor(() => !exists(join(d.path, 'app.pid')), { what: 'pidfile released' });
 });
+
+test('claim, sweep and claimPidfile work in a Worker, with no descriptor warning and nothing left', async (t) => {
+  const d = scratch(t);
+  const { runNode } = await import('./helpers.mjs');
+  const r = await runNode(`import { Worker } from 'node:worker_threads';
+const w = new Worker(\`
+(async () => {
+  const p = await import(${JSON.stringify(JSON.parse(pkg))});
+  const fs = await import('node:fs');
+  const dir = ${JSON.stringify(d.path)};
+  for (let i = 0; i < 4; i++) {
+    const c = await p.claim(dir, 'w-', { kind: i % 2 ? 'file' : 'directory' });
+    await c.release();
+  }
+  fs.mkdirSync(dir + '/w-999999999');
+  const r = await p.sweep(dir, { prefix: 'w-' });
+  const pf = await p.claimPidfile(dir + '/x.pid');
+  await pf.release();
+  console.log(JSON.stringify({ removed: r.removed.length, left: fs.readdirSync(dir) }));
+})();
+\`, { eval: true });
+await new Promise((resolve) => w.on('exit', resolve));`);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stderr, '');
+  assert.deepEqual(JSON.parse(r.stdout), { removed: 1, left: [] });
+});

@@ -239,8 +239,8 @@ test("a zombie's entry goes: a zombie counts as dead", async (t) => {
   try {
     let out = '';
     c.stdout.on('data', (d) => (out += d));
-    const zombie = await waitFor(() => (out.includes('\n') ? Number(out) : 0), { what: 'pid' });
-    await waitFor(() => procState(zombie) === 'Z', { what: 'zombie' });
+    const zombie = await waitFor(() => (out.includes('\n') ? Number(out) : 0), { timeout: 15000, what: 'pid' });
+    await waitFor(() => procState(zombie) === 'Z', { timeout: 15000, what: `zombie (state ${procState(zombie)})` });
     writeFileSync(join(d.path, `${P}${zombie}`), 'x');
     const r = await procpin.sweep(d.path, { prefix: P });
     assert.deepEqual(names(r.removed), [`${P}${zombie}`]);
