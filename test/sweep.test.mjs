@@ -399,8 +399,11 @@ test('sweeping leaves no descriptor open, whatever the entries', async (t) => {
   const dead = await deadPid();
   writeFileSync(join(d.path, 'held'), '');
   const h = await lockHolder(join(d.path, 'held'));
-  const server = net.createServer();
-  await new Promise((r) => server.listen(join(d.path, `${P}${dead}-live`), r));
+  // The listener lives in another process: the connection a sweep makes to it (and that it
+  // accepts) must not be counted here.
+  const listener = await holder(
+    `await new Promise((r) => net.createServer((s) => s.destroy()).listen(${JSON.stringify(join(d.path, `${P}${dead}-live`))}, r));`,
+  );
   try {
     // Warm up whatever node opens lazily (threadpool, fs), then compare.
     await procpin.sweep(d.path, { prefix: P });
@@ -427,7 +430,7 @@ test('sweeping leaves no descriptor open, whatever the entries', async (t) => {
     assert.deepEqual(leaked.map((fd) => [fd, fdTarget(fd)]), []);
   } finally {
     await h.kill();
-    await new Promise((r) => server.close(r));
+    await listener.kill();
   }
 });
 
