@@ -234,19 +234,17 @@ test('a FIFO named like a dead owner is kept as unsupported-type', async (t) => 
 
 test("a zombie's entry goes: a zombie counts as dead", async (t) => {
   const d = scratch(t);
-  // sh forks /bin/true and execs sleep, which never reaps it: a zombie for as long as sleep lives.
-  const c = spawn('sh', ['-c', '/bin/true & echo $!; exec sleep 300'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  // procpin's own spawn leaves an exited child unreaped: a zombie until we reap it.
+  const c = procpin.spawn('/bin/true', [], { stdio: 'ignore' });
   try {
-    let out = '';
-    c.stdout.on('data', (d) => (out += d));
-    const zombie = await waitFor(() => (out.includes('\n') ? Number(out) : 0), { timeout: 15000, what: 'pid' });
-    await waitFor(() => procState(zombie) === 'Z', { timeout: 15000, what: `zombie (state ${procState(zombie)})` });
-    writeFileSync(join(d.path, `${P}${zombie}`), 'x');
+    await c.exited;
+    assert.equal(procState(c.pid), 'Z');
+    writeFileSync(join(d.path, `${P}${c.pid}`), 'x');
     const r = await procpin.sweep(d.path, { prefix: P });
-    assert.deepEqual(names(r.removed), [`${P}${zombie}`]);
-    assert.equal(procState(zombie), 'Z');
+    assert.deepEqual(names(r.removed), [`${P}${c.pid}`]);
+    assert.equal(procState(c.pid), 'Z', 'the sweep looked, it did not reap');
   } finally {
-    c.kill('SIGKILL');
+    c.reap();
   }
 });
 
