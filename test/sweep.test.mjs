@@ -466,3 +466,43 @@ test('bad arguments reject (never throw) with Node-style codes', async () => {
     });
   }
 });
+
+test('the candidate grammar matches its definition on arbitrary names (property)', async (t) => {
+  const fc = (await import('fast-check')).default;
+  const d = scratch(t);
+  const INT32_MAX = 2 ** 31 - 1;
+  const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  // Names built from the characters that matter: digits (zero included), separators, letters,
+  // signs, and the prefix's own characters.
+  const prefixArb = fc.stringMatching(/^[a-z0-9._+-]{1,6}$/);
+  const tailArb = fc.array(fc.constantFrom('0', '1', '2', '9', '-', '.', 'x', '+', ' ', '_'), { maxLength: 14 }).map((a) => a.join(''));
+  let runs = 0;
+  await fc.assert(
+    fc.asyncProperty(prefixArb, fc.uniqueArray(tailArb, { minLength: 1, maxLength: 40 }), async (prefix, tails) => {
+      const dir = join(d.path, String(runs++));
+      mkdirSync(dir);
+      const all = new Set();
+      for (const tail of tails) {
+        const name = prefix + tail;
+        if (name === '.' || name === '..' || all.has(name)) continue;
+        all.add(name);
+        writeFileSync(join(dir, name), '');
+      }
+      // A decoy with another prefix (judged by the same definition).
+      all.add(`other${prefix}1`);
+      writeFileSync(join(dir, `other${prefix}1`), '');
+      const re = new RegExp(`^${escape(prefix)}([1-9][0-9]*)(?:$|[-.])`);
+      const expected = [...all]
+        .filter((n) => {
+          const m = re.exec(n);
+          return m !== null && Number(m[1]) <= INT32_MAX;
+        })
+        .sort();
+      const r = await procpin.sweep(dir, { prefix, dryRun: true });
+      const got = [...r.removed, ...r.kept].map((e) => e.name).sort();
+      assert.deepEqual(got, expected, `prefix ${JSON.stringify(prefix)}`);
+      for (const e of [...r.removed, ...r.kept]) assert.equal(e.pid, Number(re.exec(e.name)[1]));
+    }),
+    { numRuns: 60 },
+  );
+});
