@@ -21,7 +21,7 @@ const work = tmpDir('procpin-build-');
 test.after(() => work[Symbol.dispose]());
 
 const sources = JSON.parse(readFileSync(join(root, 'binding.gyp'), 'utf8').replace(/#.*$/gm, '')).targets[0].sources;
-const packageFiles = ['package.json', 'binding.gyp', 'CMakeLists.txt', 'tsconfig.json', 'README.md', 'LICENSE', 'native', 'lib', 'prebuilds/README.md'];
+const packageFiles = ['package.json', 'binding.gyp', 'CMakeLists.txt', 'tsconfig.json', 'README.md', 'LICENSE', 'native', 'lib', 'bin', 'scripts', 'prebuilds/README.md'];
 
 /** A copy of the package sources in its own directory, sharing node_modules. */
 function copyPackage(name) {
