@@ -30,3 +30,25 @@ test('with killSignal SIGKILL a member still running when the leader exits is re
   assert.equal(r.killed, true);
   assert.deepEqual(liveMembers(g.pgid), []);
 });
+
+test('a lone leader that exits on its own reports killed: false with grace 0', async () => {
+  const g = spawnGroup('true', [], { stdio: 'ignore', grace: 0 });
+  const r = await g.closed;
+  assert.equal(r.exitCode, 0);
+  assert.equal(r.killed, false, 'killed is true although no live member was seen');
+});
+
+test('a stop() that ends a lone leader within the grace reports the signal by name and killed: false', async () => {
+  const g = spawnGroup('sleep', ['30'], { stdio: 'ignore', grace: 5000 });
+  const r = await g.stop();
+  assert.deepEqual(r, {
+    exitCode: null,
+    signal: 'SIGTERM',
+    timedOut: false,
+    aborted: false,
+    stoppedWhileRunning: true,
+    killed: false,
+  });
+  assert.equal(g.state, 'released');
+  assert.equal(g.signal('SIGTERM'), false);
+});
