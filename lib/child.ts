@@ -177,6 +177,9 @@ export class Child {
   #settle(info: WaitInfo, reaped: boolean): WaitInfo {
     if (!this.#info) this.#info = info;
     if (reaped) this.#reaped = true;
+    // Nobody reads the child's stdin any more: close our end, as child_process does at exit
+    // (the output streams stay, to be read to their end).
+    if (this.stdin && !this.stdin.destroyed) this.stdin.destroy();
     this.#resolve(this.#info);
     return this.#info;
   }
@@ -376,7 +379,8 @@ export function spawn(
     const value = envSource[key];
     if (value === undefined) continue;
     validateCString(key, `options.env['${key}']`, spawn);
-    env.push(`${key}=${validateCString(String(value), `options.env['${key}']`, spawn)}`);
+    // A template literal, as child_process has it: a Symbol throws instead of becoming text.
+    env.push(`${key}=${validateCString(`${value as string}`, `options.env['${key}']`, spawn)}`);
   }
 
   let argv0 = file;
