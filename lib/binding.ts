@@ -144,6 +144,20 @@ export interface NativeBinding {
   ttyGetAttr(fd: number): Buffer | number;
   ttySetAttr(fd: number, termios: Buffer): number;
   getpgrp(): number;
+
+  // Layer 3a (native/scan.cc): the advisory scan of a group's members.
+  /**
+   * Live (non-zombie) processes whose pgid is `pgid`, counted up to `limit` (>= 1), on libuv's
+   * threadpool: `[count, first live member found or 0]`, or `[-errno, 0]` when `/proc` cannot
+   * be read.
+   */
+  scanGroup(pgid: number, limit: number): Promise<[number, number]>;
+  /** The same scan on the calling thread (milliseconds: tests and measurement only). */
+  scanGroupSync(pgid: number, limit: number): [number, number];
+  /** Whether `pid` is a live member of `pgid`: 1, 0, or -errno. Microseconds. */
+  groupMemberLive(pgid: number, pid: number): number;
+  /** Test injection: with an errno, every scan and member look fails with it; without, off. */
+  scanTestHook(errno?: number): void;
 }
 
 function load(): NativeBinding {

@@ -1,0 +1,255 @@
+// The advisory scan of a process group's members (SPEC Layer 3a): how many live (non-zombie)
+// processes have a given pgid. The scan is never an atomic snapshot and never decides that a
+// group is gone; it only lets a cleanup end its grace early.
+//
+// Cost: one pass of getdents64 over /proc, one getpgid(2) per pid (well under a microsecond), and
+// a read of /proc/PID/stat only for the pids whose pgid matches (to leave out zombies). With a
+// thousand processes and hundreds of dying members that is milliseconds, so the scan runs on
+// libuv's threadpool: bounded work, never a wait.
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <climits>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+
+#include "glue.h"
+
+namespace procpin {
+
+// ---------------------------------------------------------------------------------------------
+// Core: JavaScript-free.
+// ---------------------------------------------------------------------------------------------
+namespace scan {
+
+// A test injection: when non-zero, every scan fails as if /proc could not be opened with this
+// errno. Process-wide (tests run one file at a time).
+std::atomic<int> g_inject{0};
+
+struct Dirent64 {
+  uint64_t d_ino;
+  int64_t d_off;
+  unsigned short d_reclen;
+  unsigned char d_type;
+  char d_name[];
+};
+
+// A decimal pid (no sign, no leading zero, > 0), or 0 for any other name.
+pid_t ParsePid(const char* s) {
+  if (*s < '1' || *s > '9') return 0;
+  long v = 0;
+  for (; *s != '\0'; ++s) {
+    if (*s < '0' || *s > '9') return 0;
+    v = v * 10 + (*s - '0');
+    if (v > INT_MAX) return 0;
+  }
+  return static_cast<pid_t>(v);
+}
+
+// The state letter of /proc/PID/stat, read relative to the open /proc. '\0' when the process is
+// gone (it exited and was reaped meanwhile); '?' when the line cannot be parsed (then it is
+// counted as live); -errno through *err for any other failure.
+char ReadState(int procfd, pid_t pid, int* err) {
+  char path[32];
+  int len = 0;
+  char digits[12];
+  int nd = 0;
+  for (unsigned v = static_cast<unsigned>(pid); v != 0; v /= 10) digits[nd++] = '0' + v % 10;
+  while (nd > 0) path[len++] = digits[--nd];
+  std::memcpy(path + len, "/stat", 6);
+
+  int fd = static_cast<int>(syscall(SYS_openat, procfd, path, O_RDONLY | O_CLOEXEC));
+  if (fd < 0) {
+    if (errno == ENOENT || errno == ESRCH) return '\0';
+    *err = -errno;
+    return '\0';
+  }
+  char buf[512];
+  ssize_t n;
+  do {
+    n = read(fd, buf, sizeof buf);
+  } while (n < 0 && errno == EINTR);
+  int saved = errno;
+  close(fd);
+  if (n < 0) {
+    if (saved == ESRCH || saved == ENOENT) return '\0';
+    *err = -saved;
+    return '\0';
+  }
+  if (n == 0) return '\0';
+  // The command name may hold anything, ')' included; every field after it is a number, so the
+  // last ')' ends it, and the state follows after one space.
+  for (ssize_t i = n - 1; i >= 0; --i) {
+    if (buf[i] == ')') return i + 2 < n ? buf[i + 2] : '?';
+  }
+  return '?';
+}
+
+// Whether `pid` is a live member of `pgid`: 1 yes, 0 no (another group, a zombie, or gone),
+// -errno when /proc cannot tell.
+int MemberLive(int procfd, pid_t pgid, pid_t pid) {
+  // getpgid(2) works on any pid, zombies too; ESRCH: it exited and was reaped meanwhile.
+  long g = syscall(SYS_getpgid, pid);
+  if (g != pgid) return 0;
+  int err = 0;
+  char state = ReadState(procfd, pid, &err);
+  if (err != 0) return err;
+  return state == '\0' || state == 'Z' || state == 'X' ? 0 : 1;
+}
+
+int OpenProc() {
+  int injected = g_inject.load(std::memory_order_relaxed);
+  if (injected != 0) return -injected;
+  int fd = static_cast<int>(
+      syscall(SYS_openat, AT_FDCWD, "/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  return fd < 0 ? -errno : fd;
+}
+
+int IsMember(pid_t pgid, pid_t pid) {
+  if (pgid <= 0 || pid <= 0) return -EINVAL;
+  int procfd = OpenProc();
+  if (procfd < 0) return procfd;
+  int r = MemberLive(procfd, pgid, pid);
+  close(procfd);
+  return r;
+}
+
+// Live members of `pgid`, counted up to `limit` (>= 1), or -errno when /proc cannot be read
+// (the caller must then assume members may exist). *first gets the first live member found (0
+// when none): a cheap witness to look at before the next full scan. Newest pid first: members
+// are mostly recent, so a scan that only needs to know whether one lives stops early.
+int CountMembers(pid_t pgid, int limit, pid_t* first) {
+  *first = 0;
+  if (pgid <= 0 || limit < 1) return -EINVAL;
+  int procfd = OpenProc();
+  if (procfd < 0) return procfd;
+
+  // Every pid first (getdents64 lists them in ascending order), then walk them backwards.
+  size_t cap = 2048, count = 0;
+  std::unique_ptr<pid_t[]> pids(new pid_t[cap]);
+  alignas(8) char buf[16384];
+  int result = 0;
+  for (;;) {
+    long n = syscall(SYS_getdents64, procfd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      result = -errno;
+      break;
+    }
+    if (n == 0) break;
+    for (long off = 0; off < n;) {
+      auto* d = reinterpret_cast<Dirent64*>(buf + off);
+      off += d->d_reclen;
+      pid_t pid = ParsePid(d->d_name);
+      if (pid == 0) continue;
+      if (count == cap) {
+        std::unique_ptr<pid_t[]> bigger(new pid_t[cap * 2]);
+        std::memcpy(bigger.get(), pids.get(), cap * sizeof(pid_t));
+        pids = std::move(bigger);
+        cap *= 2;
+      }
+      pids[count++] = pid;
+    }
+  }
+
+  int found = 0;
+  for (size_t i = count; result == 0 && i-- > 0;) {
+    int r = MemberLive(procfd, pgid, pids[i]);
+    if (r < 0) {
+      result = r;
+    } else if (r == 1) {
+      if (found == 0) *first = pids[i];
+      if (++found >= limit) break;
+    }
+  }
+  close(procfd);
+  return result < 0 ? result : found;
+}
+
+}  // namespace scan
+
+// ---------------------------------------------------------------------------------------------
+// Glue.
+// ---------------------------------------------------------------------------------------------
+namespace {
+
+// [count or -errno, first live member found or 0]
+Napi::Array Pair(Napi::Env env, int result, pid_t first) {
+  Napi::Array a = Napi::Array::New(env, 2);
+  a.Set(uint32_t{0}, Napi::Number::New(env, result));
+  a.Set(uint32_t{1}, Napi::Number::New(env, first));
+  return a;
+}
+
+class ScanWorker : public Napi::AsyncWorker {
+ public:
+  ScanWorker(Napi::Env env, pid_t pgid, int limit)
+      : Napi::AsyncWorker(env, "procpin:group-scan"),
+        deferred_(Napi::Promise::Deferred::New(env)),
+        pgid_(pgid),
+        limit_(limit) {}
+
+  Napi::Promise Promise() { return deferred_.Promise(); }
+
+ protected:
+  void Execute() override { result_ = scan::CountMembers(pgid_, limit_, &first_); }
+  void OnOK() override { deferred_.Resolve(Pair(Env(), result_, first_)); }
+
+ private:
+  Napi::Promise::Deferred deferred_;
+  pid_t pgid_;
+  int limit_;
+  int result_ = 0;
+  pid_t first_ = 0;
+};
+
+// scanGroup(pgid, limit) -> Promise<[count | -errno, first live member | 0]>
+Napi::Value ScanGroup(const Napi::CallbackInfo& info) {
+  int32_t pgid, limit;
+  if (!Int32Arg(info, 0, &pgid) || !Int32Arg(info, 1, &limit)) return Napi::Value();
+  auto* w = new ScanWorker(info.Env(), pgid, limit);
+  Napi::Promise p = w->Promise();
+  w->Queue();
+  return p;
+}
+
+// scanGroupSync(pgid, limit) -> [count | -errno, first live member | 0], on the calling thread
+// (tests and measurement: a full scan takes milliseconds).
+Napi::Value ScanGroupSync(const Napi::CallbackInfo& info) {
+  int32_t pgid, limit;
+  if (!Int32Arg(info, 0, &pgid) || !Int32Arg(info, 1, &limit)) return Napi::Value();
+  pid_t first = 0;
+  int r = scan::CountMembers(pgid, limit, &first);
+  return Pair(info.Env(), r, first);
+}
+
+// groupMemberLive(pgid, pid) -> 1 | 0 | -errno: one pid's getpgid and, on a match, its state.
+// Microseconds: safe on the event loop.
+Napi::Value GroupMemberLive(const Napi::CallbackInfo& info) {
+  int32_t pgid, pid;
+  if (!Int32Arg(info, 0, &pgid) || !Int32Arg(info, 1, &pid)) return Napi::Value();
+  return Result(info.Env(), scan::IsMember(pgid, pid));
+}
+
+// scanTestHook(errno?): with an errno, every scan and member look fails with it; without, scans are real again.
+Napi::Value ScanTestHook(const Napi::CallbackInfo& info) {
+  int32_t e = 0;
+  if (info.Length() > 0 && !info[0].IsUndefined() && !Int32Arg(info, 0, &e)) return Napi::Value();
+  scan::g_inject.store(e < 0 ? -e : e, std::memory_order_relaxed);
+  return info.Env().Undefined();
+}
+
+}  // namespace
+
+void InitScan(Napi::Env env, Napi::Object exports) {
+  exports.Set("scanGroup", Napi::Function::New(env, ScanGroup, "scanGroup"));
+  exports.Set("scanGroupSync", Napi::Function::New(env, ScanGroupSync, "scanGroupSync"));
+  exports.Set("groupMemberLive", Napi::Function::New(env, GroupMemberLive, "groupMemberLive"));
+  exports.Set("scanTestHook", Napi::Function::New(env, ScanTestHook, "scanTestHook"));
+}
+
+}  // namespace procpin
