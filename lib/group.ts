@@ -92,9 +92,10 @@ function toLimit(limit: number): number {
 // The members scan of one group. The last live member a scan found is a witness: while it lives
 // (one getpgid and one stat read, microseconds, on the event loop) the group is not empty and no
 // full scan is needed; once it is gone, a full scan (milliseconds, on the threadpool) looks for
-// another.
+// another, without reading again the stat of the zombies the previous one saw.
 function memberScanner(pgid: number): (limit: number) => number | 'unknown' | Promise<number | 'unknown'> {
   let witness = 0;
+  const memory = binding.createScanMemory();
   return (limit) => {
     if (witness > 0 && limit === 1) {
       const r = binding.groupMemberLive(pgid, witness);
@@ -102,7 +103,7 @@ function memberScanner(pgid: number): (limit: number) => number | 'unknown' | Pr
       if (r < 0) return 'unknown';
       witness = 0;
     }
-    return binding.scanGroup(pgid, toLimit(limit)).then(([n, first]) => {
+    return binding.scanGroup(pgid, toLimit(limit), memory).then(([n, first]) => {
       witness = first;
       return n < 0 ? 'unknown' : n;
     });
