@@ -76,7 +76,8 @@ export interface SpawnGroupOptions extends Omit<SpawnOptions, 'processGroup' | '
 /**
  * Live (non-zombie) processes whose pgid is `pgid`, counted up to `limit`; `'unknown'` when `/proc`
  * cannot be read. Natively, off the event loop: one getdents64 pass over `/proc`, `getpgid(2)`
- * per pid, and `/proc/<pid>/stat` read only where the pgid matches (to leave zombies out). Not an
+ * per pid, and only where the pgid matches a look at whether the process has exited (a pidfd
+ * poll, or its state in `/proc/<pid>/stat` without pidfd_open), to leave zombies out. Not an
  * atomic snapshot: a member may fork or exit while it runs.
  * @internal
  */
@@ -90,9 +91,9 @@ function toLimit(limit: number): number {
 }
 
 // The members scan of one group. The last live member a scan found is a witness: while it lives
-// (one getpgid and one stat read, microseconds, on the event loop) the group is not empty and no
+// (one getpgid and one pidfd poll, microseconds, on the event loop) the group is not empty and no
 // full scan is needed; once it is gone, a full scan (milliseconds, on the threadpool) looks for
-// another, without reading again the stat of the zombies the previous one saw.
+// another, without looking again at the zombies the previous one saw.
 function memberScanner(pgid: number): (limit: number) => number | 'unknown' | Promise<number | 'unknown'> {
   let witness = 0;
   const memory = binding.createScanMemory();
