@@ -11,7 +11,7 @@
 //
 // A cleanup scans the same group again and again while its members die, and a dead member stays a
 // zombie until its parent reaps it (PID 1 here: a second or more late). A ZombieMemory remembers
-// the zombies one scan saw, so that the next one does not read their stat again. A zombie never
+// the zombies one scan saw, so that the next one does not look at them again. A zombie never
 // comes back to life; its pid can only name another process after the reap, and then /proc shows
 // a new inode for it (the reap drops the old dentries; each new proc inode takes a fresh number),
 // so a zombie is remembered as (pid, inode of /proc/PID), and a pid with another inode is read
@@ -25,8 +25,8 @@
 #include <cerrno>
 #include <climits>
 #include <cstdint>
-#include <cstring>
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -119,15 +119,12 @@ char ReadState(int procfd, pid_t pid, int* err) {
   return '?';
 }
 
-// Whether `pid` is a live member of `pgid`: 1 yes, 0 no (another group, a zombie, or gone),
-// -errno when /proc cannot tell.
-int MemberLive(int procfd, pid_t pgid, pid_t pid) {
-  // getpgid(2) works on any pid, zombies too; ESRCH: it exited and was reaped meanwhile.
-  long g = syscall(SYS_getpgid, pid);
-  if (g != pgid) return 0;
-  // First the cheap look (about a third of a stat read of a fresh process, and no path walk): a
-  // pidfd polls readable once the whole process has exited (a zombie, or reaped meanwhile).
-  // Without pidfd_open (before 5.3, or out of descriptors), the state in stat decides.
+// 1 when `pid` has exited (a zombie, or reaped meanwhile), 0 while it lives, -errno when /proc
+// cannot tell.
+int HasExited(int procfd, pid_t pid) {
+  // First the cheap look (about a third of a stat read of a process not read before, no path
+  // walk): a pidfd polls readable once the whole process has exited. Without pidfd_open (before
+  // 5.3, or out of descriptors) the state in stat decides.
   if (!g_stat_only.load(std::memory_order_relaxed)) {
     int fd = sys::PidfdOpen(pid, 0);  // always O_CLOEXEC
     if (fd >= 0) {
@@ -137,15 +134,24 @@ int MemberLive(int procfd, pid_t pgid, pid_t pid) {
         r = poll(&p, 1, 0);
       } while (r < 0 && errno == EINTR);
       close(fd);
-      if (r >= 0) return (p.revents & POLLIN) != 0 ? 0 : 1;
+      if (r >= 0) return (p.revents & POLLIN) != 0 ? 1 : 0;
     } else if (fd == -ESRCH) {
-      return 0;
+      return 1;
     }
   }
   int err = 0;
   char state = ReadState(procfd, pid, &err);
   if (err != 0) return err;
-  return state == '\0' || state == 'Z' || state == 'X' ? 0 : 1;
+  return state == '\0' || state == 'Z' || state == 'X' ? 1 : 0;
+}
+
+// Whether `pid` is a live member of `pgid`: 1 yes, 0 no (another group, a zombie, or gone),
+// -errno when /proc cannot tell.
+int MemberLive(int procfd, pid_t pgid, pid_t pid) {
+  // getpgid(2) works on any pid, zombies too; ESRCH: it exited and was reaped meanwhile.
+  if (syscall(SYS_getpgid, pid) != pgid) return 0;
+  int exited = HasExited(procfd, pid);
+  return exited < 0 ? exited : 1 - exited;
 }
 
 int OpenProc() {
@@ -169,7 +175,7 @@ int IsMember(pid_t pgid, pid_t pid) {
 // (the caller must then assume members may exist). *first gets the first live member found (0
 // when none): a cheap witness to look at before the next full scan. Newest pid first: members
 // are mostly recent, so a scan that only needs to know whether one lives stops early. `memory`
-// (may be null) skips the stat of zombies the previous scan saw, and is replaced by the zombies
+// (may be null) skips the look at zombies the previous scan saw, and is replaced by the zombies
 // this one saw (added to those it remembered when the scan stopped early).
 int CountMembers(pid_t pgid, int limit, pid_t* first, ZombieMemory* memory) {
   *first = 0;
@@ -209,14 +215,12 @@ int CountMembers(pid_t pgid, int limit, pid_t* first, ZombieMemory* memory) {
       zombies.push_back(entry);
       continue;
     }
-    int err = 0;
-    char state = ReadState(procfd, entry.first, &err);
-    if (err != 0) {
-      result = err;
+    int exited = HasExited(procfd, entry.first);
+    if (exited < 0) {
+      result = exited;
       break;
     }
-    if (state == '\0') continue;
-    if (state == 'Z' || state == 'X') {
+    if (exited == 1) {
       zombies.push_back(entry);
       continue;
     }
