@@ -165,7 +165,8 @@ export interface NativeBinding {
   groupMemberLive(pgid: number, pid: number): number;
   /**
    * Test injection: with an errno (non-zero), every scan and member look fails with it; with
-   * `statOnly`, liveness is read from `/proc/PID/stat` alone (as without `pidfd_open`). No arguments: off.
+   * `statOnly`, liveness is read from `/proc/PID/stat` alone (as without `pidfd_open`). No
+   * arguments: off.
    */
   scanTestHook(errno?: number, statOnly?: boolean): void;
 }

@@ -94,7 +94,7 @@ function toLimit(limit: number): number {
 // (one getpgid and one pidfd poll, microseconds, on the event loop) the group is not empty and no
 // full scan is needed; once it is gone, a full scan (milliseconds, on the threadpool) looks for
 // another, without looking again at the zombies the previous one saw.
-function memberScanner(pgid: number): (limit: number) => number | 'unknown' | Promise<number | 'unknown'> {
+function memberScanner(pgid: number): GroupOps['scanMembers'] {
   let witness = 0;
   const memory = binding.createScanMemory();
   return (limit) => {

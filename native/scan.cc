@@ -255,12 +255,15 @@ Napi::Array Pair(Napi::Env env, int result, pid_t first) {
 
 using MemoryHandle = Napi::External<scan::ZombieMemory>;
 
+// Marks the handles made by createScanMemory, so that no other external is taken for one.
+constexpr napi_type_tag kMemoryTag = {0x70726f6370696e2dULL, 0x7363616e6d656d31ULL};
+
 // The optional ZombieMemory argument, taken for this scan (null when absent or in use).
 bool MemoryArg(const Napi::CallbackInfo& info, size_t i, MemoryHandle* handle,
                scan::ZombieMemory** out) {
   *out = nullptr;
   if (i >= info.Length() || info[i].IsUndefined()) return true;
-  if (!info[i].IsExternal()) {
+  if (!info[i].IsExternal() || !info[i].As<MemoryHandle>().CheckTypeTag(&kMemoryTag)) {
     Napi::TypeError::New(info.Env(), "argument " + std::to_string(i) + " must be a scan memory")
         .ThrowAsJavaScriptException();
     return false;
@@ -305,8 +308,10 @@ class ScanWorker : public Napi::AsyncWorker {
 
 // createScanMemory() -> the zombie memory of one group's successive scans.
 Napi::Value CreateScanMemory(const Napi::CallbackInfo& info) {
-  return MemoryHandle::New(info.Env(), new scan::ZombieMemory(),
-                           [](Napi::Env, scan::ZombieMemory* m) { delete m; });
+  MemoryHandle handle = MemoryHandle::New(info.Env(), new scan::ZombieMemory(),
+                                          [](Napi::Env, scan::ZombieMemory* m) { delete m; });
+  handle.TypeTag(&kMemoryTag);
+  return handle;
 }
 
 // scanGroup(pgid, limit, memory?) -> Promise<[count | -errno, first live member | 0]>
@@ -322,8 +327,8 @@ Napi::Value ScanGroup(const Napi::CallbackInfo& info) {
   return p;
 }
 
-// scanGroupSync(pgid, limit, memory?) -> [count | -errno, first live member | 0], on the calling thread
-// (tests and measurement: a full scan takes milliseconds).
+// scanGroupSync(pgid, limit, memory?) -> [count | -errno, first live member | 0], on the calling
+// thread (tests and measurement: a full scan takes milliseconds).
 Napi::Value ScanGroupSync(const Napi::CallbackInfo& info) {
   int32_t pgid, limit;
   if (!Int32Arg(info, 0, &pgid) || !Int32Arg(info, 1, &limit)) return Napi::Value();
@@ -336,8 +341,8 @@ Napi::Value ScanGroupSync(const Napi::CallbackInfo& info) {
   return Pair(info.Env(), r, first);
 }
 
-// groupMemberLive(pgid, pid) -> 1 | 0 | -errno: one pid's getpgid and, on a match, its state.
-// Microseconds: safe on the event loop.
+// groupMemberLive(pgid, pid) -> 1 | 0 | -errno: one pid's getpgid and, on a match, whether it has
+// exited. Microseconds: safe on the event loop.
 Napi::Value GroupMemberLive(const Napi::CallbackInfo& info) {
   int32_t pgid, pid;
   if (!Int32Arg(info, 0, &pgid) || !Int32Arg(info, 1, &pid)) return Napi::Value();
