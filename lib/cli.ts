@@ -333,14 +333,11 @@ async function runCommand(args: string[]): Promise<number> {
   };
   if (verbose) diagnosticsChannel.subscribe('procpin:group', onPhase);
 
-  // Signals that arrive before the group exists are forwarded as soon as it does.
+  // The handlers are installed, and the group is spawned, in one synchronous stretch: a handler
+  // runs from the event loop, so it always finds the group (or the spawn's failure).
   let group: ProcessGroup | undefined;
-  const early: NodeJS.Signals[] = [];
   const forward = (sig: NodeJS.Signals) => {
-    if (!group) {
-      early.push(sig);
-      return;
-    }
+    if (!group) return;
     log(`received ${sig}: forwarding it to group ${group.pgid}, then cleaning the group`);
     try {
       group.signal(sig);
@@ -357,6 +354,20 @@ async function runCommand(args: string[]): Promise<number> {
     return [sig, h] as const;
   });
   const job = TerminalJob.attach(0, log);
+  // A bug in procpin must not leave the group behind: clean it, then fail with 125.
+  const onCrash = (e: unknown) => {
+    err(`procpin: ${(e as Error)?.stack ?? String(e)}\n`);
+    const done = () => {
+      try {
+        job?.end();
+      } finally {
+        process.exit(EXIT.PROCPIN_FAILED);
+      }
+    };
+    if (group) group.stop().then(done, done);
+    else done();
+  };
+  process.on('uncaughtException', onCrash);
 
   try {
     try {
@@ -378,7 +389,6 @@ async function runCommand(args: string[]): Promise<number> {
     log(`group ${group.pgid} started: ${command.join(' ')}`);
     const g = group;
     job?.start(g);
-    for (const sig of early.splice(0)) forward(sig);
     void g.exited.then(
       () => job?.leaderExited(),
       () => {},
@@ -395,6 +405,7 @@ async function runCommand(args: string[]): Promise<number> {
     return EXIT.PROCPIN_FAILED;
   } finally {
     for (const [sig, h] of handlers) process.off(sig, h);
+    process.off('uncaughtException', onCrash);
     if (verbose) diagnosticsChannel.unsubscribe('procpin:group', onPhase);
   }
 }
@@ -484,6 +495,58 @@ const WAIT_OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const satisfies Options;
 
+/** What `wait` needs of a watched process. */
+type Watch = Pick<ProcessHandle, 'exited' | 'close'>;
+
+/** A pidfd on `pid`, or on a kernel without pidfd_open (before 5.3) a {@link pollProcess}. */
+function watch(lib: Library, pid: number): Watch {
+  try {
+    return lib.openProcess(pid);
+  } catch (e) {
+    if ((e as { code?: string }).code !== 'ENOSYS') throw e;
+    return pollProcess(pid);
+  }
+}
+
+const POLL_MS = 50;
+
+/** `/proc/PID/stat`'s state and start time (clock ticks after boot), or null when it is gone. */
+function procStart(pid: number): { state: string; start: string } | null {
+  let stat: string;
+  try {
+    stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return null;
+  }
+  // The command name may hold spaces and parentheses: the fields start after the last ')'.
+  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const state = rest[0];
+  const start = rest[19];
+  return state === undefined || start === undefined ? null : { state, start };
+}
+
+/**
+ * Watches `pid` without a pidfd: `/proc/PID/stat` is read every 50 ms. The process is known by its
+ * pid *and* its start time, so a pid reused meanwhile reads as the exit it is; a zombie counts as
+ * exited. Throws ESRCH when there is no such process now.
+ */
+function pollProcess(pid: number): Watch {
+  const first = procStart(pid);
+  if (first === null || first.state === 'Z' || first.state === 'X') {
+    throw Object.assign(new Error(`ESRCH: no such process, open '/proc/${pid}/stat'`), { code: 'ESRCH' });
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const exited = new Promise<void>((resolve) => {
+    const look = () => {
+      const now = procStart(pid);
+      if (now === null || now.start !== first.start || now.state === 'Z' || now.state === 'X') resolve();
+      else timer = setTimeout(look, POLL_MS);
+    };
+    timer = setTimeout(look, POLL_MS);
+  });
+  return { exited, close: () => clearTimeout(timer) };
+}
+
 async function waitCommand(args: string[]): Promise<number> {
   const { values, positionals } = strictParse(args, WAIT_OPTIONS, 'wait', true);
   if (values.help) {
@@ -504,11 +567,11 @@ async function waitCommand(args: string[]): Promise<number> {
   }
   // Every pidfd is opened before any wait starts: a pid named on the command line is pinned to
   // the process it names now, and a reuse later cannot be mistaken for it.
-  const handles: { pid: number; handle: ProcessHandle }[] = [];
+  const handles: { pid: number; handle: Watch }[] = [];
   try {
     for (const pid of pids) {
       try {
-        handles.push({ pid, handle: lib.openProcess(pid) });
+        handles.push({ pid, handle: watch(lib, pid) });
       } catch (e) {
         if (values.exited && (e as { code?: string }).code === 'ESRCH') {
           if (verbose) err(`procpin wait: PID ${pid} has exited, skipping\n`);

@@ -84,8 +84,14 @@ int StatAt(int dirfd, const char* name, int flags, Stat* out) {
     g_no_statx.store(true, std::memory_order_relaxed);
   }
 #endif
+  // The raw call (glibc's struct stat is the kernel's on 64-bit targets): glibc 2.33 moved
+  // fstatat into libc proper, and calling it would raise the addon's glibc floor.
   struct stat st;
+#ifdef SYS_newfstatat
+  if (syscall(SYS_newfstatat, dirfd, name, &st, flags) != 0) return -errno;
+#else
   if (fstatat(dirfd, name, &st, flags) != 0) return -errno;
+#endif
   out->mode = st.st_mode;
   out->uid = st.st_uid;
   out->dev = st.st_dev;
@@ -311,12 +317,14 @@ void Fail(Entry* e, int err, const char* syscall_name) {
 }
 
 // Does `name` still name the inode `held`? kRemoved when it does (go on); kReplaced when another
-// inode (or nothing) has the name; kError (with e filled) when the stat failed otherwise.
+// inode has the name; kVanished when nothing has it (another sweeper removed it after we opened
+// it and before we got its lock); kError (with e filled) when the stat failed otherwise.
 Outcome Verify(int dirfd, const char* name, const Stat& held, Entry* e) {
   Stat now;
   int r = StatAt(dirfd, name, AT_SYMLINK_NOFOLLOW, &now);
   if (r == 0 && SameInode(now, held)) return Outcome::kRemoved;
-  if (r < 0 && r != -ENOENT) {
+  if (r == -ENOENT) return Outcome::kVanished;
+  if (r < 0) {
     e->err = -r;
     e->syscall = "fstatat";
     return Outcome::kError;

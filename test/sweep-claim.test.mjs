@@ -232,6 +232,15 @@ test('a pidfile naming a live pid (1) that nobody locks is taken over: the lock 
   }
 });
 
+test('Claim and Pidfile cannot be constructed from outside: they own the descriptor they close', () => {
+  for (const C of [procpin.Claim, procpin.Pidfile]) {
+    assert.throws(() => new C('/tmp/x', 0), { code: 'ERR_ILLEGAL_CONSTRUCTOR', name: 'TypeError' });
+    assert.throws(() => new C(Symbol('procpin.create'), '/tmp', 'x', 'file', 0, {}), {
+      code: 'ERR_ILLEGAL_CONSTRUCTOR',
+    });
+  }
+});
+
 test('claimPidfile refuses a symlink at the path', async (t) => {
   const d = scratch(t);
   writeFileSync(join(d.path, 'target'), 'keep');
@@ -277,4 +286,30 @@ console.log(JSON.stringify({ held, refused, bad }));`;
   t.diagnostic(`${held} holds`);
   assert.ok(held > 0);
   await waitFor(() => !exists(join(d.path, 'app.pid')), { what: 'pidfile released' });
+});
+
+test('claim, sweep and claimPidfile work in a Worker, with no descriptor warning and nothing left', async (t) => {
+  const d = scratch(t);
+  const { runNode } = await import('./helpers.mjs');
+  const r = await runNode(`import { Worker } from 'node:worker_threads';
+const w = new Worker(\`
+(async () => {
+  const p = await import(${JSON.stringify(JSON.parse(pkg))});
+  const fs = await import('node:fs');
+  const dir = ${JSON.stringify(d.path)};
+  for (let i = 0; i < 4; i++) {
+    const c = await p.claim(dir, 'w-', { kind: i % 2 ? 'file' : 'directory' });
+    await c.release();
+  }
+  fs.mkdirSync(dir + '/w-999999999');
+  const r = await p.sweep(dir, { prefix: 'w-' });
+  const pf = await p.claimPidfile(dir + '/x.pid');
+  await pf.release();
+  console.log(JSON.stringify({ removed: r.removed.length, left: fs.readdirSync(dir) }));
+})();
+\`, { eval: true });
+await new Promise((resolve) => w.on('exit', resolve));`);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stderr, '');
+  assert.deepEqual(JSON.parse(r.stdout), { removed: 1, left: [] });
 });
