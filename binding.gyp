@@ -11,7 +11,8 @@
         "native/child.cc",
         "native/sweep_core.cc",
         "native/sweep.cc",
-        "native/tty.cc"
+        "native/tty.cc",
+        "native/scan.cc"
       ],
       "dependencies": ["<!(node -p \"require('node-addon-api').targets\"):node_addon_api"],
       "defines": ["NAPI_VERSION=8", "_GNU_SOURCE"],
