@@ -113,6 +113,7 @@ export class Child {
   #reaped = false;
   #closed = false;
   #lost: Error | null = null;
+  #guard: ((caller: (...a: never[]) => unknown) => void) | null = null;
   #resolve!: (info: WaitInfo) => void;
   #reject!: (err: Error) => void;
 
@@ -244,6 +245,7 @@ export class Child {
    * throws `ERR_PROCPIN_NOT_EXITED` while it runs. Repeated calls return the same result.
    */
   reap(): WaitInfo {
+    this.#guard?.(this.reap);
     return this.#reap(false, this.reap);
   }
 
@@ -259,6 +261,14 @@ export class Child {
       throw errnoException(r, 'waitid', { pid: this.pid }, caller);
     }
     return this.#settle(toWaitInfo(r), true);
+  }
+
+  /**
+   * @internal Makes `reap()` and `close()` (and dispose) ask `guard` first, which throws to refuse:
+   * a process group reaps its own leader, and only after the group is clean.
+   */
+  static setGuard(child: Child, guard: ((caller: (...a: never[]) => unknown) => void) | null): void {
+    child.#guard = guard;
   }
 
   /** @internal Reaps but keeps the pidfd open until close() (a group leader's pidfd still
@@ -286,6 +296,7 @@ export class Child {
    */
   close(): void {
     if (this.#closed) return;
+    this.#guard?.(this.close);
     this.#closed = true;
     const r = this.#handle.close();
     if (r === null || r === undefined) return;

@@ -114,6 +114,9 @@ const FAST_PERIOD_MS = 250;
 const EARLY_SCAN_MS = 8;
 const EARLY_PERIOD_MS = 1000;
 const MAX_SCAN_MS = 50;
+// With no grace: how long the one scan before the kill may take before it counts as "members may
+// exist" (a busy threadpool must not hold the kill).
+const NO_GRACE_SCAN_MS = 20;
 
 function nextDelay(delay: number, elapsed: number): number {
   if (elapsed < FAST_PERIOD_MS) return FIRST_SCAN_MS;
@@ -363,6 +366,12 @@ export class GroupCleanup {
   private async clean(): Promise<void> {
     const { killSignal, killSignalName } = this.policy;
     try {
+      // With no grace the first signal is, in effect, the final one: whether live members were
+      // there to be killed is read just before it (a leader that still runs is one of them).
+      let before: ScanResult | null = null;
+      if ((killSignal === SIGKILL || this.policy.grace <= 0) && (this.look() !== null || this.leaderLost)) {
+        before = await this.scan(NO_GRACE_SCAN_MS);
+      }
       this.sendPhase(killSignal, killSignalName, killSignal === SIGKILL ? 'kill' : 'signal');
       if (killSignal !== SIGKILL && killSignal !== SIGCONT) {
         // A stopped member would hold killSignal pending until the grace ran out.
@@ -403,6 +412,7 @@ export class GroupCleanup {
       // The grace did not empty the group: the last scan (at most MAX_SCAN_MS ago) saw a live
       // member or could not read /proc, or the leader itself outlived it. No fresh full scan
       // here: under a fork storm one costs more than the kill it would describe.
+      if (before === 0) emptied = true;
       if (!emptied) this.killed = true;
 
       // The unreaped leader keeps the pgid ours: kill the group unconditionally, whatever the scan

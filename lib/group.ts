@@ -8,7 +8,8 @@
 import * as diagnostics from 'node:diagnostics_channel';
 import * as os from 'node:os';
 import { binding } from './binding';
-import { spawn, type Child, type SpawnOptions } from './child';
+import { Child, spawn, type SpawnOptions } from './child';
+import { codedError } from './errors';
 import {
   GroupCleanup,
   type GroupOps,
@@ -142,8 +143,12 @@ function kernelOps(leader: Child, abort: AbortSignal | undefined): GroupOps {
     signalLeader: (sig) => leader.kill(sig),
     scanMembers,
     lookLeader: () => leader.poll(),
-    reapLeader: () => leader.reap(),
+    reapLeader() {
+      Child.setGuard(leader, null); // the group's own reap, after the cleanup
+      return leader.reap();
+    },
     closeLeader() {
+      Child.setGuard(leader, null);
       leader.close();
       // Every member is dead: nobody in the group can read the leader's stdin any more. Close our
       // end as child_process does at exit; stdout and stderr close themselves at EOF, once
@@ -294,6 +299,16 @@ export function spawnGroup(
     processGroup: pg,
     parentDeathSignal: options.parentDeathSignal === undefined ? 'SIGKILL' : options.parentDeathSignal,
   } as SpawnOptions);
+  // The group reaps its leader, last: a reap (or close, which reaps at exit) by anyone else would
+  // free the pgid while members may still run, and the group could no longer signal them.
+  Child.setGuard(leader, (caller) => {
+    throw codedError(
+      Error,
+      'ERR_PROCPIN_GROUP_LEADER',
+      "A process group's leader is reaped by the group once it is clean: use group.stop() or await group.closed",
+      caller,
+    );
+  });
   const cleanup = new GroupCleanup(
     kernelOps(leader, abort),
     {
