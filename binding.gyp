@@ -20,6 +20,7 @@
       "cflags": ["-Wall", "-Wextra", "-Werror", "-fstack-protector-strong", "-fvisibility=hidden", "-fno-exceptions"],
       "cflags_cc": ["-std=gnu++17", "-Wall", "-Wextra", "-Werror", "-fstack-protector-strong", "-fvisibility=hidden", "-fno-exceptions"],
       "ldflags": ["-Wl,-z,relro,-z,now"],
+      "libraries": ["-ldl"],
       "conditions": [
         ["'<!(node -p \"process.env.PROCPIN_SANITIZE || ''\")'!=''", {
           "cflags": ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=undefined"],

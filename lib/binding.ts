@@ -101,7 +101,9 @@ export interface NativeBinding {
   sigchldIgnored(): number;
   hasPidfdGroupSignal(): boolean;
   strerror(errno: number): string;
-  // Layer 1 (native/flock_wait.cc): the callback gets 0, -ECANCELED or -errno.
+  // Layer 1 (native/flock_wait.cc). flockWait returns the wait's id (> 0), or -errno when it
+  // could not start; the callback later gets 0 (locked), -ECANCELED (flockCancel came first;
+  // no lock is left taken) or -errno. flockCancel is true while the result is still to come.
   flockWait(fd: number, operation: number, callback: (result: number) => void): number;
   flockCancel(id: number): boolean;
 
@@ -130,8 +132,8 @@ export interface NativeBinding {
   sweepDirectory(dir: string, prefix: string, flags: number): Promise<RawSweepReport>;
   /** Creates `dir/name` exclusively, locked (LOCK_EX, O_CLOEXEC): the fd, or [-errno, syscall]. */
   createLocked(dir: string, name: string, directory: boolean, mode: number): Promise<number | [number, string]>;
-  /** Removes `dir/name` if it is still the inode open as `fd` (the caller keeps fd open). */
-  removeHeld(dir: string, name: string, fd: number): Promise<0 | [number, string]>;
+  /** Removes `dir/name` if it is still the inode open as `fd`; then closes fd if `closeAfter`. */
+  removeHeld(dir: string, name: string, fd: number, closeAfter: boolean): Promise<0 | [number, string]>;
   /** Test injection: at `point`, swap entry `name` for a symlink to `target`. No arguments: off. */
   sweepTestHook(point?: number, name?: string, target?: string): void;
   /** Outcome names indexed by the codes in `RawSweepReport.outcomes` (0 = removed). */

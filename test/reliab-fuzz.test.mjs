@@ -3,7 +3,7 @@
 // reaches the kernel, and argument lists over the kernel's limit.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as procpin from '../dist/index.js';
 import { isGone, need, openFds, root, tmpDir } from './helpers.mjs';
@@ -139,4 +139,33 @@ test('claim with mode -0 is accepted or refused, never aborts the process (found
   ]);
   assert.equal(r.signal, null, r.stderr);
   assert.equal(r.code, 0, r.stderr);
+});
+
+// Found by the fuzz: Pidfile's and Claim's constructors take a descriptor number from any caller, and
+// release() closes it. `new Pidfile(path, 9).release()` closed one of libuv's own descriptors
+// (an epoll fd) and the process died by SIGSEGV / abort in uv__io_poll. Child and ProcessHandle
+// refuse outside construction with a module-private token; Pidfile (and Claim) must do the same.
+// Marked todo until lib/sweep.ts is fixed; then drop the todo and PROCPIN_FUZZ_SKIP_NEW's default.
+test('exported classes built by a caller never close a descriptor they do not own', { todo: 'Pidfile and Claim accept any fd (lib/sweep.ts)' }, async (t) => {
+  if (!need(t, hasSweep, 'sweep is not built yet')) return;
+  for (const [name, C] of Object.entries(procpin)) {
+    if (typeof C !== 'function' || !C.prototype || Object.getOwnPropertyNames(C.prototype).length < 2) continue;
+    const fd = openSync('/dev/null', 'r');
+    try {
+      let obj = null;
+      try {
+        obj = new C('/nonexistent/procpin-probe', fd, 'file', fd, {});
+      } catch {}
+      for (const m of ['release', 'close', Symbol.asyncDispose, Symbol.dispose]) {
+        try {
+          await obj?.[m]?.();
+        } catch {}
+      }
+      assert.doesNotThrow(() => fstatSync(fd), `new ${name}(…, fd) then release/close closed a descriptor it did not open`);
+    } finally {
+      try {
+        closeSync(fd);
+      } catch {}
+    }
+  }
 });

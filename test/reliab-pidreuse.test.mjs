@@ -31,7 +31,8 @@ async function inNamespace(env, names = [], wrapper = []) {
     r = await runCmd(
       'unshare',
       ['--pid', '--fork', '--mount-proc', '--kill-child', ...wrapper, process.execPath, script, pkgPath, bin, dir.path, ...names],
-      { env, timeout: 60000 },
+      // A sanitizer run starts every process far more slowly.
+      { env, timeout: process.env.PROCPIN_SANITIZED ? 240000 : 60000 },
     );
   } finally {
     dir[Symbol.dispose]();
@@ -50,7 +51,7 @@ function assertNoStrangerSignalled(o) {
 }
 
 function suite(label, env, old = false) {
-  test(`${label}: a stranger that took a released number never receives a procpin signal`, async (t) => {
+  test(`${label}: a stranger that took a released number never receives a procpin signal`, { timeout: 600000 }, async (t) => {
     if (!need(t, canPidNs, 'needs root and unshare --pid')) return;
     if (!need(t, ready, 'spawn and spawnGroup are not built yet')) return;
     if (old && !need(t, oldKernel, 'the seccomp old-kernel wrapper (test/oldkernel.mjs)')) return;
