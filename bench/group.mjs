@@ -109,7 +109,7 @@ parentPort.on('message', ({ pids, limit }) => {
 });`;
 const watcher = new Worker(watcherCode, { eval: true });
 watcher.unref();
-function goneAt(pids, limit = 60000) {
+function goneAt(pids, limit = 300000) {
   return new Promise((resolve) => {
     watcher.once('message', (at) => resolve(at === null ? null : at - performance.timeOrigin));
     watcher.postMessage({ pids, limit });

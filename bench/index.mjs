@@ -1,7 +1,9 @@
 // procpin benchmarks: one entry point that runs every benchmark, contenders interleaved, and
 // prints a table (or JSON with --json).
 //   node bench/index.mjs [--quick] [--json | --md] [--only spawn,exit,...] [--svg | --no-svg]
-//   node bench/index.mjs --from bench/out/latest.json --md   (re-render a saved run)
+//   node bench/index.mjs --from bench/out/latest.json --md [--svg]   (re-render a saved run)
+//   node bench/index.mjs --from bench/out/latest.json --update-doc   (its figures into
+//     BENCHMARKS.md, between the figures markers)
 // --quick: a few repetitions of each, only to prove the benchmarks still run (CI).
 // Every run is saved as bench/out/latest.json (quick runs as bench/out/quick.json).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -27,6 +29,7 @@ const { values } = parseArgs({
     json: { type: 'boolean', default: false },
     md: { type: 'boolean', default: false },
     from: { type: 'string' },
+    'update-doc': { type: 'boolean', default: false },
     only: { type: 'string' },
     svg: { type: 'boolean' },
   },
@@ -36,6 +39,7 @@ const log = (msg) => process.stderr.write(`[bench] ${msg}\n`);
 
 if (values.from) {
   const saved = JSON.parse(readFileSync(values.from, 'utf8'));
+  if (values.svg) writeChart(saved);
   output(saved);
 } else {
   output(await runAll());
@@ -84,18 +88,34 @@ async function runAll() {
 
   mkdirSync(join(benchDir, 'out'), { recursive: true });
   writeFileSync(join(benchDir, 'out', values.quick ? 'quick.json' : 'latest.json'), JSON.stringify(report, null, 2) + '\n');
-  const spawnRows = rows.filter((r) => r.bench === 'spawn');
-  if ((values.svg ?? !values.quick) && spawnRows.some((r) => typeof r.median === 'number')) {
-    const file = join(benchDir, '..', 'docs', 'spawn-vs-memory.svg');
-    mkdirSync(join(benchDir, '..', 'docs'), { recursive: true });
-    writeFileSync(file, spawnChart(spawnRows, { machine: `${machine.cpus} vCPU, Linux ${machine.kernel}, Node ${machine.node}` }));
-    log('wrote docs/spawn-vs-memory.svg');
-  }
+  if (values.svg ?? !values.quick) writeChart(report);
   process.exitCode = failed ? 1 : 0;
   return report;
 }
 
+/** docs/spawn-vs-memory.svg from the spawn rows of `report`. */
+function writeChart(report) {
+  const rows = report.rows.filter((r) => r.bench === 'spawn');
+  if (!rows.some((r) => typeof r.median === 'number')) return;
+  const m = report.machine;
+  const docs = join(benchDir, '..', 'docs');
+  mkdirSync(docs, { recursive: true });
+  writeFileSync(join(docs, 'spawn-vs-memory.svg'), spawnChart(rows, { machine: `${m.cpus} vCPU, Linux ${m.kernel.split('-')[0]}, Node ${m.node}` }));
+  log('wrote docs/spawn-vs-memory.svg');
+}
+
 function output(report) {
+  if (values['update-doc']) {
+    const file = join(benchDir, '..', 'BENCHMARKS.md');
+    const doc = readFileSync(file, 'utf8');
+    const begin = '<!-- figures:begin -->';
+    const end = '<!-- figures:end -->';
+    const i = doc.indexOf(begin);
+    const j = doc.indexOf(end);
+    if (i < 0 || j < i) throw new Error('BENCHMARKS.md has no figures markers');
+    writeFileSync(file, `${doc.slice(0, i + begin.length)}\n${formatMarkdown(report)}\n${doc.slice(j)}`);
+    log('updated BENCHMARKS.md');
+  }
   if (values.json) process.stdout.write(JSON.stringify(report) + '\n');
   else if (values.md) process.stdout.write(formatMarkdown(report) + '\n');
   else process.stdout.write(formatTable(report.rows) + '\n' + formatGoals(report.goals, report.quick) + '\n');

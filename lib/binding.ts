@@ -130,8 +130,8 @@ export interface NativeBinding {
   sweepDirectory(dir: string, prefix: string, flags: number): Promise<RawSweepReport>;
   /** Creates `dir/name` exclusively, locked (LOCK_EX, O_CLOEXEC): the fd, or [-errno, syscall]. */
   createLocked(dir: string, name: string, directory: boolean, mode: number): Promise<number | [number, string]>;
-  /** Removes `dir/name` if it is still the inode open as `fd` (the caller keeps fd open). */
-  removeHeld(dir: string, name: string, fd: number): Promise<0 | [number, string]>;
+  /** Removes `dir/name` if it is still the inode open as `fd`; then closes fd if `closeAfter`. */
+  removeHeld(dir: string, name: string, fd: number, closeAfter: boolean): Promise<0 | [number, string]>;
   /** Test injection: at `point`, swap entry `name` for a symlink to `target`. No arguments: off. */
   sweepTestHook(point?: number, name?: string, target?: string): void;
   /** Outcome names indexed by the codes in `RawSweepReport.outcomes` (0 = removed). */

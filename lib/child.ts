@@ -475,13 +475,15 @@ export class ProcessHandle {
   readonly exited: Promise<void>;
   #handle: NativeChildHandle;
   #closed = false;
+  #resolve!: () => void;
 
   /** @internal Made by {@link openProcess}. */
   constructor(token: typeof kInternal, pid: number) {
     if (token !== kInternal) throw new TypeError('Illegal constructor: use openProcess()');
-    let resolve!: () => void;
-    this.exited = new Promise<void>((r) => (resolve = r));
-    const h = binding.openProcess(pid, () => resolve());
+    this.exited = new Promise<void>((r) => (this.#resolve = r));
+    // The callback holds this handle: while the watch is pending, someone awaiting `exited`
+    // keeps it (and the pidfd) alive, as a running Child is kept.
+    const h = binding.openProcess(pid, () => this.#resolve());
     if (typeof h === 'number') throw errnoException(h, 'pidfd_open', { pid }, openProcess);
     this.pid = pid;
     this.#handle = h;

@@ -12,45 +12,19 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { ParseArgsConfig } from 'node:util';
 
+import type {
+  GroupResult,
+  ProcessGroup,
+  ProcessHandle,
+  Signal,
+  SpawnGroupOptions,
+  SweepEntry,
+  SweepReport,
+} from './index';
+
 // The library is loaded only when a command runs, so that `--help` and usage errors work (and
 // procpin's own failure is reported as 125) even where the addon cannot be loaded.
-/** What the commands use of procpin's API (SPEC names). */
-interface GroupResultLike {
-  exitCode: number | null;
-  signal: string | null;
-  timedOut: boolean;
-  aborted: boolean;
-  stoppedWhileRunning: boolean;
-  killed: boolean;
-}
-interface ProcessGroupLike {
-  readonly pid: number;
-  readonly pgid: number;
-  readonly exited: Promise<unknown>;
-  readonly closed: Promise<GroupResultLike>;
-  signal(sig: string | number): boolean;
-  stop(): Promise<GroupResultLike>;
-}
-interface ProcessHandleLike {
-  readonly exited: Promise<void>;
-  close(): void;
-}
-interface SweepEntryLike {
-  name: string;
-  pid: number;
-  reason?: string;
-  error?: Error;
-}
-interface SweepReportLike {
-  removed: SweepEntryLike[];
-  kept: SweepEntryLike[];
-  error?: Error;
-}
-interface Library {
-  spawnGroup(file: string, args: string[], options: Record<string, unknown>): ProcessGroupLike;
-  openProcess(pid: number): ProcessHandleLike;
-  sweep(dir: string, options: { prefix: string; dryRun?: boolean }): Promise<SweepReportLike>;
-}
+type Library = typeof import('./index');
 
 function library(): Library {
   return require('./index') as Library;
@@ -117,7 +91,7 @@ export function spawnFailureStatus(err: unknown): number {
  * else 128+N when signal N ended it, else its exit code.
  */
 export function exitStatusOf(
-  result: Pick<GroupResultLike, 'exitCode' | 'signal' | 'timedOut' | 'stoppedWhileRunning'>,
+  result: Pick<GroupResult, 'exitCode' | 'signal' | 'timedOut' | 'stoppedWhileRunning'>,
   signalNumber: (name: string) => number,
 ): number {
   if (result.timedOut && result.stoppedWhileRunning) return EXIT.TIMEOUT;
@@ -320,7 +294,7 @@ const RUN_OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const satisfies Options;
 
-const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+const FORWARDED: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
 async function runCommand(args: string[]): Promise<number> {
   const { own, rest: command } = splitAtCommand(args, RUN_OPTIONS);
@@ -359,14 +333,11 @@ async function runCommand(args: string[]): Promise<number> {
   };
   if (verbose) diagnosticsChannel.subscribe('procpin:group', onPhase);
 
-  // Signals that arrive before the group exists are forwarded as soon as it does.
-  let group: ProcessGroupLike | undefined;
-  const early: string[] = [];
-  const forward = (sig: string) => {
-    if (!group) {
-      early.push(sig);
-      return;
-    }
+  // The handlers are installed, and the group is spawned, in one synchronous stretch: a handler
+  // runs from the event loop, so it always finds the group (or the spawn's failure).
+  let group: ProcessGroup | undefined;
+  const forward = (sig: NodeJS.Signals) => {
+    if (!group) return;
     log(`received ${sig}: forwarding it to group ${group.pgid}, then cleaning the group`);
     try {
       group.signal(sig);
@@ -383,16 +354,30 @@ async function runCommand(args: string[]): Promise<number> {
     return [sig, h] as const;
   });
   const job = TerminalJob.attach(0, log);
+  // A bug in procpin must not leave the group behind: clean it, then fail with 125.
+  const onCrash = (e: unknown) => {
+    err(`procpin: ${(e as Error)?.stack ?? String(e)}\n`);
+    const done = () => {
+      try {
+        job?.end();
+      } finally {
+        process.exit(EXIT.PROCPIN_FAILED);
+      }
+    };
+    if (group) group.stop().then(done, done);
+    else done();
+  };
+  process.on('uncaughtException', onCrash);
 
   try {
     try {
-      const options: Record<string, unknown> = {
+      const options: SpawnGroupOptions = {
         stdio: 'inherit',
         parentDeathSignal: values['no-parent-death'] ? null : 'SIGKILL',
       };
-      if (killSignal !== undefined) options['killSignal'] = killSignal;
-      if (grace !== undefined) options['grace'] = grace;
-      if (timeoutMs > 0) options['timeout'] = timeoutMs;
+      if (killSignal !== undefined) options.killSignal = killSignal as Signal;
+      if (grace !== undefined) options.grace = grace;
+      if (timeoutMs > 0) options.timeout = timeoutMs;
       group = lib.spawnGroup(file, command.slice(1), options);
     } catch (e) {
       const status = spawnFailureStatus(e);
@@ -404,7 +389,6 @@ async function runCommand(args: string[]): Promise<number> {
     log(`group ${group.pgid} started: ${command.join(' ')}`);
     const g = group;
     job?.start(g);
-    for (const sig of early.splice(0)) forward(sig);
     void g.exited.then(
       () => job?.leaderExited(),
       () => {},
@@ -421,6 +405,7 @@ async function runCommand(args: string[]): Promise<number> {
     return EXIT.PROCPIN_FAILED;
   } finally {
     for (const [sig, h] of handlers) process.off(sig, h);
+    process.off('uncaughtException', onCrash);
     if (verbose) diagnosticsChannel.unsubscribe('procpin:group', onPhase);
   }
 }
@@ -463,7 +448,7 @@ async function sweepCommand(args: string[]): Promise<number> {
     err(`procpin: cannot load procpin: ${firstLine(e)}\n`);
     return EXIT.PROCPIN_FAILED;
   }
-  let report: SweepReportLike;
+  let report: SweepReport;
   try {
     report = await lib.sweep(dir, { prefix: values.prefix, dryRun });
   } catch (e) {
@@ -476,7 +461,7 @@ async function sweepCommand(args: string[]): Promise<number> {
 
   if (values.json) {
     // Errors become plain objects: JSON.stringify would drop an Error's message.
-    const entry = (e: SweepEntryLike) => (e.error ? { ...e, error: errorJson(e.error) } : e);
+    const entry = (e: SweepEntry) => (e.error ? { ...e, error: errorJson(e.error) } : e);
     const json: Record<string, unknown> = {
       removed: report.removed.map(entry),
       kept: report.kept.map(entry),
@@ -510,6 +495,58 @@ const WAIT_OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const satisfies Options;
 
+/** What `wait` needs of a watched process. */
+type Watch = Pick<ProcessHandle, 'exited' | 'close'>;
+
+/** A pidfd on `pid`, or on a kernel without pidfd_open (before 5.3) a {@link pollProcess}. */
+function watch(lib: Library, pid: number): Watch {
+  try {
+    return lib.openProcess(pid);
+  } catch (e) {
+    if ((e as { code?: string }).code !== 'ENOSYS') throw e;
+    return pollProcess(pid);
+  }
+}
+
+const POLL_MS = 50;
+
+/** `/proc/PID/stat`'s state and start time (clock ticks after boot), or null when it is gone. */
+function procStart(pid: number): { state: string; start: string } | null {
+  let stat: string;
+  try {
+    stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return null;
+  }
+  // The command name may hold spaces and parentheses: the fields start after the last ')'.
+  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const state = rest[0];
+  const start = rest[19];
+  return state === undefined || start === undefined ? null : { state, start };
+}
+
+/**
+ * Watches `pid` without a pidfd: `/proc/PID/stat` is read every 50 ms. The process is known by its
+ * pid *and* its start time, so a pid reused meanwhile reads as the exit it is; a zombie counts as
+ * exited. Throws ESRCH when there is no such process now.
+ */
+function pollProcess(pid: number): Watch {
+  const first = procStart(pid);
+  if (first === null || first.state === 'Z' || first.state === 'X') {
+    throw Object.assign(new Error(`ESRCH: no such process, open '/proc/${pid}/stat'`), { code: 'ESRCH' });
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const exited = new Promise<void>((resolve) => {
+    const look = () => {
+      const now = procStart(pid);
+      if (now === null || now.start !== first.start || now.state === 'Z' || now.state === 'X') resolve();
+      else timer = setTimeout(look, POLL_MS);
+    };
+    timer = setTimeout(look, POLL_MS);
+  });
+  return { exited, close: () => clearTimeout(timer) };
+}
+
 async function waitCommand(args: string[]): Promise<number> {
   const { values, positionals } = strictParse(args, WAIT_OPTIONS, 'wait', true);
   if (values.help) {
@@ -530,11 +567,11 @@ async function waitCommand(args: string[]): Promise<number> {
   }
   // Every pidfd is opened before any wait starts: a pid named on the command line is pinned to
   // the process it names now, and a reuse later cannot be mistaken for it.
-  const handles: { pid: number; handle: ProcessHandleLike }[] = [];
+  const handles: { pid: number; handle: Watch }[] = [];
   try {
     for (const pid of pids) {
       try {
-        handles.push({ pid, handle: lib.openProcess(pid) });
+        handles.push({ pid, handle: watch(lib, pid) });
       } catch (e) {
         if (values.exited && (e as { code?: string }).code === 'ESRCH') {
           if (verbose) err(`procpin wait: PID ${pid} has exited, skipping\n`);

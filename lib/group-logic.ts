@@ -167,6 +167,9 @@ export class GroupCleanup {
     }
   }
 
+  /** Called once, when the group is released. */
+  onReleased: (() => void) | null = null;
+
   /** Whether the pgid is still ours to signal. */
   get holdsGroup(): boolean {
     return this.ours;
@@ -182,6 +185,15 @@ export class GroupCleanup {
     if (r === 'ok') return true;
     if (r === 'EPERM') return this.leaderSignalled;
     return false;
+  }
+
+  /**
+   * For a supervisor on its way out (process `'exit'`): no grace, no waiting, a group SIGKILL now
+   * if the pgid is still ours. The leader is then reaped by whoever inherits it.
+   */
+  killNow(): void {
+    if (this.state === 'released') return;
+    this.send(SIGKILL);
   }
 
   /** Starts the cleanup once; every call returns {@link closed}. */
@@ -396,6 +408,7 @@ export class GroupCleanup {
     this.removeAbort?.();
     this.removeAbort = null;
     this.state = 'released';
+    this.onReleased?.();
     this.publish('released');
     this.resolveClosed({
       exitCode: info?.exitCode ?? null,

@@ -21,6 +21,7 @@ import {
 import type { Signal } from './primitives';
 import {
   INT32_MAX,
+  invalidArgType,
   invalidArgValue,
   signalName,
   validateAbortSignal,
@@ -32,8 +33,8 @@ import type { WaitInfo } from './waitinfo';
 
 export type { GroupPhase, GroupResult, GroupState } from './group-logic';
 
-
 const { ESRCH, EPERM } = os.constants.errno;
+const kInternal = Symbol('procpin.group.internal');
 const { PIDFD_SIGNAL_PROCESS_GROUP } = binding.constants;
 
 // PIDFD_SIGNAL_PROCESS_GROUP (Linux 6.9) binds a group signal to the group the leader's pidfd
@@ -42,8 +43,12 @@ const { PIDFD_SIGNAL_PROCESS_GROUP } = binding.constants;
 const pidfdGroupSignal =
   process.env['PROCPIN_NO_PIDFD_GROUP'] !== '1' && binding.hasPidfdGroupSignal();
 
-/** The channel cleanup phases are published on (`{ pid, phase, signal?, reason?, ms }`). */
-const channel = diagnostics.channel('procpin:group');
+/**
+ * The `node:diagnostics_channel` name a group's cleanup phases are published on, as
+ * {@link GroupPhase} messages (`{ pid, phase, signal?, reason?, ms }`).
+ */
+export const GROUP_CHANNEL = 'procpin:group';
+const channel = diagnostics.channel(GROUP_CHANNEL);
 
 /**
  * Whether group signals go through the leader's pidfd (`PIDFD_SIGNAL_PROCESS_GROUP`, Linux 6.9+)
@@ -141,6 +146,13 @@ function kernelOps(leader: Child, abort: AbortSignal | undefined): GroupOps {
         if (r === -EPERM) return 'EPERM';
         // Refused otherwise: fall through to the number, which the unreaped leader still pins.
       }
+      // By number only while a WNOWAIT look still finds the leader waitable (running or a zombie):
+      // one that something else reaped (ECHILD) no longer pins the pgid.
+      try {
+        leader.poll();
+      } catch {
+        return 'ESRCH';
+      }
       try {
         process.kill(-pgid, sig);
         return 'ok';
@@ -152,7 +164,13 @@ function kernelOps(leader: Child, abort: AbortSignal | undefined): GroupOps {
     scanMembers: (limit) => scanGroup(pgid, limit),
     lookLeader: () => leader.poll(),
     reapLeader: () => leader.reap(),
-    closeLeader: () => leader.close(),
+    closeLeader() {
+      leader.close();
+      // Every member is dead: nobody in the group can read the leader's stdin any more. Close our
+      // end as child_process does at exit; stdout and stderr close themselves at EOF, once
+      // their data has been read.
+      leader.stdin?.destroy();
+    },
     now: () => performance.now(),
     setTimer(fn, ms, ref) {
       const t = setTimeout(fn, ms);
@@ -188,6 +206,9 @@ function kernelOps(leader: Child, abort: AbortSignal | undefined): GroupOps {
  * - (e) `timeout` and abort act only on a leader that still runs, as a WNOWAIT look shows: a
  *   leader that exited a moment before is cleaned as an exit.
  * - (f) A released group holds no descriptor and leaves no zombie of its leader.
+ * - (g) Nothing outlives the supervisor's exit: on process `'exit'` every group not yet released
+ *   gets a group SIGKILL at once. A supervisor killed outright runs no code: its leaders still
+ *   die by `parentDeathSignal`, but their members then outlive it.
  *
  * Made by {@link spawnGroup}.
  */
@@ -205,7 +226,8 @@ export class ProcessGroup {
   readonly #cleanup: GroupCleanup;
 
   /** @internal Use {@link spawnGroup}. */
-  constructor(leader: Child, cleanup: GroupCleanup) {
+  constructor(token: typeof kInternal, leader: Child, cleanup: GroupCleanup) {
+    if (token !== kInternal) throw new TypeError('Illegal constructor: use spawnGroup()');
     this.pid = leader.pid;
     this.pgid = leader.pid;
     this.leader = leader;
@@ -258,9 +280,26 @@ export class ProcessGroup {
  */
 export function spawnGroup(
   file: string,
-  args: readonly string[] = [],
-  options: SpawnGroupOptions = {},
+  args?: readonly string[],
+  options?: SpawnGroupOptions,
+): ProcessGroup;
+export function spawnGroup(file: string, options?: SpawnGroupOptions): ProcessGroup;
+export function spawnGroup(
+  file: string,
+  argsOrOptions?: readonly string[] | SpawnGroupOptions,
+  maybeOptions?: SpawnGroupOptions,
 ): ProcessGroup {
+  let args: readonly string[] = [];
+  let options: SpawnGroupOptions | undefined = maybeOptions;
+  if (Array.isArray(argsOrOptions)) {
+    args = argsOrOptions;
+  } else if (argsOrOptions !== undefined && argsOrOptions !== null) {
+    if (typeof argsOrOptions !== 'object' || maybeOptions !== undefined) {
+      throw invalidArgType('args', 'an instance of Array', argsOrOptions, spawnGroup);
+    }
+    options = argsOrOptions as SpawnGroupOptions;
+  }
+  if (options === undefined) options = {};
   validateObject(options, 'options', spawnGroup);
   const killSignal = validateSignal(options.killSignal ?? 'SIGTERM', 'options.killSignal', spawnGroup);
   const grace = validateInteger(options.grace ?? 5000, 'options.grace', 0, INT32_MAX, spawnGroup);
@@ -288,5 +327,21 @@ export function spawnGroup(
     },
     leader.exited,
   );
-  return new ProcessGroup(leader, cleanup);
+  live.add(cleanup);
+  cleanup.onReleased = () => live.delete(cleanup);
+  if (!exitHooked) {
+    exitHooked = true;
+    process.on('exit', killLiveGroups);
+  }
+  return new ProcessGroup(kInternal, leader, cleanup);
+}
+
+// Groups not yet released. When this process exits with groups still running, no event loop is
+// left to run their grace: each gets a group SIGKILL at once, while its leader (our unreaped
+// child) still pins the pgid. A supervisor killed outright runs nothing; its leaders then get
+// their parentDeathSignal.
+const live = new Set<GroupCleanup>();
+let exitHooked = false;
+function killLiveGroups(): void {
+  for (const cleanup of live) cleanup.killNow();
 }

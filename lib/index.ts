@@ -26,7 +26,7 @@ export { spawn, Child, openProcess, ProcessHandle } from './child';
 export type { SpawnOptions, StdioEntry } from './child';
 
 // Layer 3a: zombie-reserved group cleanup (lib/group.ts).
-export { spawnGroup, ProcessGroup, groupSignalsUsePidfd } from './group';
+export { spawnGroup, ProcessGroup, groupSignalsUsePidfd, GROUP_CHANNEL } from './group';
 export type { SpawnGroupOptions, GroupResult, GroupState, GroupPhase } from './group';
 
 // Layer 3b: dead-pid sweeping (lib/sweep.ts).

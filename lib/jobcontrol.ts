@@ -22,13 +22,17 @@ import { constants, waitid } from './primitives';
 export interface Job {
   readonly pid: number;
   readonly pgid: number;
-  signal(sig: string): boolean;
+  signal(sig: NodeJS.Signals): boolean;
 }
 
 type Log = (line: string) => void;
 
 const TTY_STOPS = new Set(['SIGTSTP', 'SIGTTIN', 'SIGTTOU']);
 
+/**
+ * A job on procpin's controlling terminal: hands the foreground to the job's group and back, and
+ * passes the job's stops on to procpin's own group, as described in the module notes.
+ */
 export class TerminalJob {
   readonly #fd: number;
   readonly #ownPgrp: number;

@@ -262,25 +262,37 @@ function isErrno(err: unknown, code: string): boolean {
   return (err as { code?: unknown } | null)?.code === code;
 }
 
+// Claim and Pidfile own a descriptor they close on release: only this module may make them, or a
+// caller could hand one any number and have it closed (Node's own classes refuse the same way).
+const kCreate = Symbol('procpin.create');
+
+function illegalConstructor(): Error {
+  return codedError(TypeError, 'ERR_ILLEGAL_CONSTRUCTOR', 'Illegal constructor');
+}
+
 /**
  * Removes `dir/name` if it still names the inode open as `fd`, then closes `fd` (dropping the
- * lock) in every case. An entry already gone is not an error.
+ * lock) in every case: natively for a descriptor the addon opened (`nativeFd`), through `fs` for
+ * one `fs` opened (so that a Worker's descriptor tracking stays right). An entry already gone is
+ * not an error.
  */
 async function removeAndClose(
   dir: string,
   name: string,
   fd: number,
+  nativeFd: boolean,
   // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
   caller: Function,
 ): Promise<void> {
+  let r: 0 | [number, string];
   try {
-    const r = await binding.removeHeld(dir, name, fd);
-    if (r !== 0 && r[0] !== -ENOENT) {
-      throw errnoException(r[0], r[1], { path: path.join(dir, name) }, caller);
-    }
+    r = await binding.removeHeld(dir, name, fd, nativeFd);
   } finally {
     // The lock goes with the last descriptor of its open file description: only now.
-    await fsClose(fd);
+    if (!nativeFd) await fsClose(fd);
+  }
+  if (r !== 0 && r[0] !== -ENOENT) {
+    throw errnoException(r[0], r[1], { path: path.join(dir, name) }, caller);
   }
 }
 
@@ -311,8 +323,16 @@ export class Claim {
   #name: string;
   #released: Promise<void> | null = null;
 
-  /** @internal Made by {@link claim}. */
-  constructor(dir: string, name: string, kind: 'directory' | 'file', fd: number, swept: SweepReport) {
+  /** @internal Made by {@link claim} only; `new Claim()` throws `ERR_ILLEGAL_CONSTRUCTOR`. */
+  constructor(
+    token: symbol,
+    dir: string,
+    name: string,
+    kind: 'directory' | 'file',
+    fd: number,
+    swept: SweepReport,
+  ) {
+    if (token !== kCreate) throw illegalConstructor();
     this.#dir = dir;
     this.#name = name;
     this.path = path.join(dir, name);
@@ -335,7 +355,7 @@ export class Claim {
     if (this.#released === null) {
       const fd = this.#fd;
       this.#fd = -1;
-      this.#released = removeAndClose(this.#dir, this.#name, fd, this.release);
+      this.#released = removeAndClose(this.#dir, this.#name, fd, true, this.release);
     }
     return this.#released;
   }
@@ -407,7 +427,7 @@ export async function claim(dir: string, prefix: string, options: ClaimOptions =
   for (let attempt = 0; ; attempt++) {
     const name = `${prefix}${process.pid}-${randomBytes(6).toString('hex')}`;
     const r = await binding.createLocked(dir, name, kind === 'directory', mode);
-    if (typeof r === 'number') return new Claim(dir, name, kind, r, swept);
+    if (typeof r === 'number') return new Claim(kCreate, dir, name, kind, r, swept);
     // EEXIST: a name collision; EAGAIN: a lock-authority sweeper took it before we locked it.
     if ((r[0] === -EEXIST || r[0] === -EAGAIN) && attempt < 64) continue;
     throw errnoException(r[0], r[1], { path: path.join(dir, name) }, claim);
@@ -427,8 +447,9 @@ export class Pidfile {
   #fd: number;
   #released: Promise<void> | null = null;
 
-  /** @internal Made by {@link claimPidfile}. */
-  constructor(p: string, fd: number) {
+  /** @internal Made by {@link claimPidfile} only; `new Pidfile()` throws `ERR_ILLEGAL_CONSTRUCTOR`. */
+  constructor(token: symbol, p: string, fd: number) {
+    if (token !== kCreate) throw illegalConstructor();
     this.path = p;
     this.#fd = fd;
   }
@@ -443,7 +464,13 @@ export class Pidfile {
     if (this.#released === null) {
       const fd = this.#fd;
       this.#fd = -1;
-      this.#released = removeAndClose(path.dirname(this.path), path.basename(this.path), fd, this.release);
+      this.#released = removeAndClose(
+        path.dirname(this.path),
+        path.basename(this.path),
+        fd,
+        false,
+        this.release,
+      );
     }
     return this.#released;
   }
@@ -542,7 +569,7 @@ export async function claimPidfile(path_: string): Promise<Pidfile> {
       await fsFtruncate(fd, 0);
       await fsWrite(fd, `${process.pid}\n`, 0, 'latin1');
       keep = true;
-      return new Pidfile(p, fd);
+      return new Pidfile(kCreate, p, fd);
     } finally {
       if (!keep) await fsClose(fd);
     }

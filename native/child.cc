@@ -15,6 +15,7 @@
 // everything; a Worker's children that still run are handed to a process-wide reaper thread (one
 // for the whole process, created on first use), since after the Worker is gone nobody else
 // would ever reap them.
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -126,7 +127,7 @@ struct Registry {
 
 struct ChildState {
   Registry* reg = nullptr;
-  Napi::Env env = nullptr;
+  napi_env env = nullptr;
   pid_t pid = -1;
   int pidfd = -1;
   bool own = true;         // our child (waitable); false for openProcess
@@ -232,6 +233,19 @@ Napi::Value RawInfo(Napi::Env env, const siginfo_t& si) {
   return o;
 }
 
+// The same with raw Node-API calls, for the exit callback: it can run while a Worker is being
+// terminated, when calls fail, and node-addon-api's error wrappers would abort on that.
+napi_value RawInfoUnchecked(napi_env env, const siginfo_t& si) {
+  napi_value o = nullptr, v = nullptr;
+  if (napi_create_object(env, &o) != napi_ok) return nullptr;
+  const std::pair<const char*, double> fields[] = {
+      {"pid", si.si_pid}, {"uid", si.si_uid}, {"code", si.si_code}, {"status", si.si_status}};
+  for (const auto& [name, value] : fields) {
+    if (napi_create_double(env, value, &v) == napi_ok) napi_set_named_property(env, o, name, v);
+  }
+  return o;
+}
+
 void Dispose(ChildState* s);
 
 // The exit was seen (result 0 with si filled for a child, 0 alone for openProcess, or -errno
@@ -254,18 +268,32 @@ void Deliver(ChildState* s, int result, const siginfo_t* si) {
     return;
   }
   if (s->cb.IsEmpty()) return;
-  Napi::Env env = s->env;
-  Napi::HandleScope scope(env);
+  napi_env env = s->env;
   Napi::FunctionReference cb = std::move(s->cb);
   std::unique_ptr<Napi::AsyncContext> ctx = std::move(s->ctx);
-  Napi::Value arg = result < 0 ? Napi::Number::New(env, result)
-                    : !s->own  ? Napi::Number::New(env, 0)
-                               : RawInfo(env, reaped_now ? reaped_si : *si);
-  cb.MakeCallback(env.Global(), {arg, Napi::Boolean::New(env, reaped_now)}, *ctx);
-  if (env.IsExceptionPending()) {
-    Napi::Error e = env.GetAndClearPendingException();
-    napi_fatal_exception(env, e.Value());
+  napi_handle_scope scope;
+  if (napi_open_handle_scope(env, &scope) != napi_ok) return;
+  napi_value argv[2] = {nullptr, nullptr};
+  if (result < 0 || !s->own) {
+    napi_create_int32(env, result < 0 ? result : 0, &argv[0]);
+  } else {
+    argv[0] = RawInfoUnchecked(env, reaped_now ? reaped_si : *si);
   }
+  napi_get_boolean(env, reaped_now, &argv[1]);
+  napi_value fn = nullptr, global = nullptr, ret = nullptr;
+  if (argv[0] && argv[1] && napi_get_reference_value(env, cb, &fn) == napi_ok && fn &&
+      napi_get_global(env, &global) == napi_ok &&
+      napi_make_callback(env, *ctx, global, fn, 2, argv, &ret) != napi_ok) {
+    // A throwing callback becomes an uncaught exception. "Pending" with no exception means
+    // the environment is shutting down: nothing to report then.
+    bool pending = false;
+    napi_value exc;
+    if (napi_is_exception_pending(env, &pending) == napi_ok && pending &&
+        napi_get_and_clear_last_exception(env, &exc) == napi_ok) {
+      napi_fatal_exception(env, exc);
+    }
+  }
+  napi_close_handle_scope(env, scope);
 }
 
 void Check(ChildState* s) {
@@ -713,9 +741,23 @@ void Teardown(void* arg) {
   delete reg;
 }
 
+// Node unloads an addon when the last environment that loaded it goes away (a Worker's), but
+// libuv may still call a close callback of ours after that, and the reaper thread runs our code
+// for the life of the process: keep this library mapped for good.
+void PinLibrary() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    Dl_info info;
+    if (dladdr(reinterpret_cast<void*>(&PinLibrary), &info) && info.dli_fname) {
+      dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+    }
+  });
+}
+
 }  // namespace
 
 void InitChild(Napi::Env env, Napi::Object exports) {
+  PinLibrary();
   auto* reg = new Registry();
   napi_get_uv_event_loop(env, &reg->loop);
   reg->main_thread = reg->loop == uv_default_loop();

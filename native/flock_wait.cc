@@ -2,7 +2,7 @@
 // threadpool, where four blocked lock waiters would starve fs and dns.
 //
 // Waking a blocked flock: the thread blocks every signal but one wake signal, whose no-op
-// handler is installed without SA_RESTART, so pthread_kill makes the blocked flock return EINTR.
+// handler is installed without SA_RESTART, so a tgkill makes the blocked flock return EINTR.
 // A kick can land between the thread's look at `cancelled` and its entry into flock; the kick is
 // then lost, so a cancel keeps kicking (a timer on the loop) until the thread reports back.
 //
@@ -20,18 +20,23 @@
 //   (e) Every thread is joined on the JS thread (after its delivery, or at teardown), so none is
 //       still running this module's code when Node unloads the module after the last
 //       environment that loaded it (a Worker) is gone.
+// Threads are libuv's (uv_thread_*, exported by node) and are woken with a raw tgkill, and
+// shared state is counted by hand rather than with std::shared_ptr: glibc 2.34 gave the
+// pthread_* calls new symbol versions and libstdc++'s shared_ptr reads __libc_single_threaded
+// (2.32), either of which would raise the addon's glibc floor above 2.28.
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <uv.h>
 
-#include <memory>
+#include <atomic>
 #include <mutex>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "glue.h"
@@ -85,14 +90,25 @@ void SleepMicros(long us) {
   nanosleep(&ts, nullptr);
 }
 
+// Intrusive reference count: the JS thread and the waiting thread each hold one.
+template <typename T>
+struct Counted {
+  std::atomic<int> refs{1};
+  void Ref() { refs.fetch_add(1, std::memory_order_relaxed); }
+  void Unref() {
+    if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete static_cast<T*>(this);
+  }
+};
+
 // One wait. Shared by the JS thread and the waiting thread; every field below `op` is guarded
 // by `mu`.
-struct Waiter {
+struct Waiter : Counted<Waiter> {
   int op = 0;
   bool blocking = true;  // false: the wake signal is not ours, poll with LOCK_NB
+  uv_thread_t thread{};  // joinable: joined on the JS thread, see (e)
   std::mutex mu;
   int fd = -1;  // our dup; see (b)
-  pthread_t thread{};  // joinable: joined on the JS thread, see (e)
+  pid_t tid = 0;  // the thread's id for tgkill, set by the thread itself
   bool started = false;
   bool finished = false;  // the thread has its result and will not touch the lock again
   bool cancelled = false;
@@ -105,37 +121,46 @@ struct Waiter {
     close(fd);
     fd = -1;
   }
-  // Interrupts a blocked flock. Caller holds mu; the thread lives at least until it sets
-  // `finished` under mu, so it cannot have exited here.
+  // Interrupts a blocked flock. Caller holds mu; the thread is not joined before `finished`,
+  // so its id cannot have been reused here.
   void Kick() {
-    if (blocking && started && !finished) pthread_kill(thread, WakeSignal());
+    if (blocking && started && !finished && tid > 0) {
+      syscall(SYS_tgkill, getpid(), tid, WakeSignal());
+    }
   }
   ~Waiter() { ReleaseFd(false); }
 };
 
 // Where finished threads leave their ids for the JS thread. `open` turns false (under mu)
 // before the async handle is closed, so no thread signals a closed handle.
-struct Mailbox {
+struct Mailbox : Counted<Mailbox> {
   std::mutex mu;
   bool open = true;
   uv_async_t* async = nullptr;
   std::vector<uint32_t> done;
 };
 
+// What a thread is started with; it owns one reference to each.
 struct Job {
-  std::shared_ptr<Waiter> waiter;
-  std::shared_ptr<Mailbox> mailbox;
+  Waiter* waiter;
+  Mailbox* mailbox;
   uint32_t id;
 };
 
-void* WaitThread(void* arg) {
-  std::unique_ptr<Job> job(static_cast<Job*>(arg));
-  Waiter* w = job->waiter.get();
-  // Created with every signal blocked; let only the wake signal in.
+void WaitThread(void* arg) {
+  Job job = *static_cast<Job*>(arg);
+  delete static_cast<Job*>(arg);
+  Waiter* w = job.waiter;
+  // Created with every signal blocked; let only the wake signal in. (sigprocmask acts on the
+  // calling thread on Linux.)
   sigset_t wake;
   sigemptyset(&wake);
   sigaddset(&wake, WakeSignal());
-  if (w->blocking) pthread_sigmask(SIG_UNBLOCK, &wake, nullptr);
+  if (w->blocking) sigprocmask(SIG_UNBLOCK, &wake, nullptr);
+  {
+    std::lock_guard<std::mutex> g(w->mu);
+    w->tid = static_cast<pid_t>(syscall(SYS_gettid));
+  }
   int r;
   for (;;) {
     int fd;
@@ -168,13 +193,16 @@ void* WaitThread(void* arg) {
     w->result = r;
     w->finished = true;
   }
-  Mailbox* m = job->mailbox.get();
-  std::lock_guard<std::mutex> g(m->mu);
-  if (m->open) {
-    m->done.push_back(job->id);
-    uv_async_send(m->async);
+  Mailbox* m = job.mailbox;
+  {
+    std::lock_guard<std::mutex> g(m->mu);
+    if (m->open) {
+      m->done.push_back(job.id);
+      uv_async_send(m->async);
+    }
   }
-  return nullptr;
+  m->Unref();
+  w->Unref();
 }
 
 }  // namespace
@@ -182,13 +210,13 @@ void* WaitThread(void* arg) {
 // Per-environment state, used on the JS thread only (threads see the Mailbox).
 struct FlockRegistry {
   struct Pending {
-    std::shared_ptr<Waiter> waiter;
+    Waiter* waiter = nullptr;  // one reference, dropped after the join
     napi_ref callback = nullptr;
   };
   napi_env env = nullptr;
   uv_async_t* async = nullptr;
   uv_timer_t* kicker = nullptr;
-  std::shared_ptr<Mailbox> mailbox = std::make_shared<Mailbox>();
+  Mailbox* mailbox = new Mailbox();  // one reference, dropped when the registry goes
   std::unordered_map<uint32_t, Pending> pending;
   uint32_t next = 1;
   napi_async_cleanup_hook_handle hook = nullptr;
@@ -234,7 +262,7 @@ void OnDone(uv_async_t* handle) {
   for (uint32_t id : done) {
     auto it = reg->pending.find(id);
     if (it == reg->pending.end()) continue;
-    FlockRegistry::Pending p = std::move(it->second);
+    FlockRegistry::Pending p = it->second;
     reg->pending.erase(it);
     int r;
     {
@@ -249,7 +277,8 @@ void OnDone(uv_async_t* handle) {
       p.waiter->ReleaseFd(false);
     }
     // The thread is past its last look at the waiter; it only has to return.
-    pthread_join(p.waiter->thread, nullptr);
+    uv_thread_join(&p.waiter->thread);
+    p.waiter->Unref();
     napi_handle_scope scope;
     napi_open_handle_scope(env, &scope);
     CallBack(env, p.callback, r);
@@ -282,6 +311,7 @@ void OnHandleClosed(uv_handle_t* h) {
   }
   if (--reg->open_handles == 0) {
     napi_remove_async_cleanup_hook(reg->hook);
+    reg->mailbox->Unref();
     delete reg;
   }
 }
@@ -324,7 +354,8 @@ void Teardown(napi_async_cleanup_hook_handle hook, void* arg) {
       // (A thread still running will see `cancelled` and do the same itself.)
       if (p.waiter->finished) p.waiter->ReleaseFd(true);
     }
-    pthread_join(p.waiter->thread, nullptr);
+    uv_thread_join(&p.waiter->thread);
+    p.waiter->Unref();
     napi_delete_reference(reg->env, p.callback);
   }
   reg->pending.clear();
@@ -347,7 +378,7 @@ Napi::Value FlockWait(const Napi::CallbackInfo& info) {
   if (reg == nullptr || reg->torn_down) return Result(env, -ECANCELED);
   int dupfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
   if (dupfd < 0) return Result(env, -errno);
-  auto w = std::make_shared<Waiter>();
+  Waiter* w = new Waiter();  // the registry's reference
   w->fd = dupfd;
   w->op = op & ~LOCK_NB;
   if (!reg->wake_acquired) {
@@ -358,26 +389,30 @@ Napi::Value FlockWait(const Napi::CallbackInfo& info) {
   uint32_t id = reg->next++;
   if (reg->next == 0) reg->next = 1;
 
+  w->Ref();  // the thread's
+  reg->mailbox->Ref();
   auto* job = new Job{w, reg->mailbox, id};
   int e;
   {
     std::lock_guard<std::mutex> g(w->mu);
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, 128 * 1024);
-    // The thread starts with every signal blocked (no window where a process-directed signal
-    // meant for the JS thread could land on it).
+    uv_thread_options_t opts;
+    opts.flags = UV_THREAD_HAS_STACK_SIZE;
+    opts.stack_size = 128 * 1024;
+    // The thread starts with every signal blocked (glibc's sigfillset leaves out its own
+    // internal signals): no process-directed signal meant for the JS thread lands on it.
     sigset_t all, old;
     sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    e = pthread_create(&w->thread, &attr, WaitThread, job);
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
-    pthread_attr_destroy(&attr);
+    sigprocmask(SIG_SETMASK, &all, &old);
+    e = uv_thread_create_ex(&w->thread, &opts, WaitThread, job);
+    sigprocmask(SIG_SETMASK, &old, nullptr);
     if (e == 0) w->started = true;
   }
   if (e != 0) {
-    delete job;  // w's destructor closes the dup
-    return Result(env, -e);
+    delete job;
+    reg->mailbox->Unref();
+    w->Unref();
+    w->Unref();  // the last reference: the destructor closes the dup
+    return Result(env, e);  // libuv errors are -errno
   }
   napi_ref ref;
   napi_create_reference(env, info[2], 1, &ref);
@@ -396,7 +431,7 @@ Napi::Value FlockCancel(const Napi::CallbackInfo& info) {
   if (reg == nullptr || reg->torn_down) return Napi::Boolean::New(env, false);
   auto it = reg->pending.find(id);
   if (it == reg->pending.end()) return Napi::Boolean::New(env, false);
-  Waiter* w = it->second.waiter.get();
+  Waiter* w = it->second.waiter;
   std::lock_guard<std::mutex> g(w->mu);
   w->cancelled = true;
   if (!w->finished && w->blocking) {

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <mutex>
@@ -112,16 +113,21 @@ Napi::Value SweepDirectory(const Napi::CallbackInfo& info) {
 
 class RemoveWorker : public Napi::AsyncWorker {
  public:
-  RemoveWorker(Napi::Env env, std::string dir, std::string name, int fd)
+  RemoveWorker(Napi::Env env, std::string dir, std::string name, int fd, bool close_after)
       : Napi::AsyncWorker(env, "procpin:sweep"),
         deferred_(Napi::Promise::Deferred::New(env)),
         dir_(std::move(dir)),
         name_(std::move(name)),
-        fd_(fd) {}
+        fd_(fd),
+        close_after_(close_after) {}
 
   Napi::Promise Promise() { return deferred_.Promise(); }
 
-  void Execute() override { result_ = sweep::RemoveHeld(dir_.c_str(), name_.c_str(), fd_, &syscall_); }
+  void Execute() override {
+    result_ = sweep::RemoveHeld(dir_.c_str(), name_.c_str(), fd_, &syscall_);
+    // Only after the unlink: closing drops the lock.
+    if (close_after_) close(fd_);
+  }
 
   // 0, or [-errno, syscall]
   void OnOK() override {
@@ -142,23 +148,28 @@ class RemoveWorker : public Napi::AsyncWorker {
   Napi::Promise::Deferred deferred_;
   std::string dir_, name_;
   int fd_;
+  bool close_after_;
   int result_ = 0;
   const char* syscall_ = nullptr;
 };
 
-// removeHeld(dir, name, fd) -> Promise<0 | [-errno, syscall]>. The caller keeps fd open (and
-// its lock held) until the promise settles.
+// removeHeld(dir, name, fd, closeAfter) -> Promise<0 | [-errno, syscall]>. The caller keeps fd
+// open (and its lock held) until the promise settles; with closeAfter the fd is closed here,
+// after the unlink, whatever the outcome (for descriptors the addon opened: Node's fs, which
+// tracks the descriptors it opened in a Worker, never saw them).
 Napi::Value RemoveHeld(const Napi::CallbackInfo& info) {
   std::string dir, name;
   int32_t fd;
   if (!StringArg(info, 0, &dir) || !StringArg(info, 1, &name) || !Int32Arg(info, 2, &fd)) {
     return Napi::Value();
   }
-  if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..") {
-    Napi::TypeError::New(info.Env(), "argument 1 must be a name").ThrowAsJavaScriptException();
+  if (name.empty() || name.find('/') != std::string::npos || name == "." || name == ".." ||
+      fd < 0) {
+    Napi::TypeError::New(info.Env(), "bad name or fd").ThrowAsJavaScriptException();
     return Napi::Value();
   }
-  auto* w = new RemoveWorker(info.Env(), std::move(dir), std::move(name), fd);
+  bool close_after = info.Length() > 3 && info[3].ToBoolean().Value();
+  auto* w = new RemoveWorker(info.Env(), std::move(dir), std::move(name), fd, close_after);
   Napi::Promise p = w->Promise();
   w->Queue();
   return p;
@@ -224,17 +235,20 @@ Napi::Value CreateLocked(const Napi::CallbackInfo& info) {
   return p;
 }
 
-// Test injection (not part of the public API): at hook point `point`, the entry named `name`
-// is renamed to `name + ".orig"` and a symlink to `target` takes its name, as a racing process
-// would do at the worst moment. sweepTestHook() with no arguments removes the hook.
+// Test injection (not part of the public API): at hook point `point`, the first entry whose name
+// starts with `name` is renamed to its name + ".orig" and a symlink to `target` takes its name,
+// as a racing process would do at the worst moment. The hook fires once. sweepTestHook() with no
+// arguments removes it.
 std::mutex g_hook_mu;
 int g_hook_point = 0;
 std::string g_hook_name, g_hook_target;
 
 void SwapHook(int dirfd, const char* name, sweep::HookPoint point) {
   std::lock_guard<std::mutex> g(g_hook_mu);
-  if (static_cast<int>(point) != g_hook_point || g_hook_name != name) return;
-  std::string moved = g_hook_name + ".orig";
+  if (static_cast<int>(point) != g_hook_point) return;
+  if (strncmp(name, g_hook_name.c_str(), g_hook_name.size()) != 0) return;
+  g_hook_point = 0;
+  std::string moved = std::string(name) + ".orig";
   if (renameat(dirfd, name, dirfd, moved.c_str()) != 0) return;
   if (symlinkat(g_hook_target.c_str(), dirfd, name) != 0) return;
 }

@@ -29,6 +29,7 @@
 
 #include <atomic>
 #include <climits>
+#include <memory>
 
 namespace procpin::sweep {
 
@@ -83,8 +84,14 @@ int StatAt(int dirfd, const char* name, int flags, Stat* out) {
     g_no_statx.store(true, std::memory_order_relaxed);
   }
 #endif
+  // The raw call (glibc's struct stat is the kernel's on 64-bit targets): glibc 2.33 moved
+  // fstatat into libc proper, and calling it would raise the addon's glibc floor.
   struct stat st;
+#ifdef SYS_newfstatat
+  if (syscall(SYS_newfstatat, dirfd, name, &st, flags) != 0) return -errno;
+#else
   if (fstatat(dirfd, name, &st, flags) != 0) return -errno;
+#endif
   out->mode = st.st_mode;
   out->uid = st.st_uid;
   out->dev = st.st_dev;
@@ -107,9 +114,16 @@ struct Dirent64 {
   char d_name[];
 };
 
+// A getdents64 buffer, left uninitialized (the kernel fills it).
+struct DirBuf {
+  static constexpr size_t kSize = 32768;
+  std::unique_ptr<char[]> mem{new char[kSize]};
+  char* data() { return mem.get(); }
+  size_t size() const { return kSize; }
+};
+
 template <typename Fn>
-int ReadDir(int fd, std::vector<char>* buf, Fn fn) {
-  if (buf->size() < 32768) buf->resize(32768);
+int ReadDir(int fd, DirBuf* buf, Fn fn) {
   for (;;) {
     long n = syscall(SYS_getdents64, fd, buf->data(), buf->size());
     if (n < 0) {
@@ -215,7 +229,7 @@ void RemoveTree(int fd, dev_t dev, int depth, bool dry, TreeResult* res) {
     unsigned char type;
   };
   std::vector<Child> children;
-  std::vector<char> buf;
+  DirBuf buf;
   int r = ReadDir(fd, &buf, [&](const char* nm, unsigned char type) {
     children.push_back(Child{nm, type});
   });
@@ -302,6 +316,22 @@ void Fail(Entry* e, int err, const char* syscall_name) {
   e->syscall = syscall_name;
 }
 
+// Does `name` still name the inode `held`? kRemoved when it does (go on); kReplaced when another
+// inode has the name; kVanished when nothing has it (another sweeper removed it after we opened
+// it and before we got its lock); kError (with e filled) when the stat failed otherwise.
+Outcome Verify(int dirfd, const char* name, const Stat& held, Entry* e) {
+  Stat now;
+  int r = StatAt(dirfd, name, AT_SYMLINK_NOFOLLOW, &now);
+  if (r == 0 && SameInode(now, held)) return Outcome::kRemoved;
+  if (r == -ENOENT) return Outcome::kVanished;
+  if (r < 0) {
+    e->err = -r;
+    e->syscall = "fstatat";
+    return Outcome::kError;
+  }
+  return Outcome::kReplaced;
+}
+
 // Decides one candidate and, unless dry, removes it. Fills e->outcome.
 void SweepOne(const Context& ctx, Entry* e) {
   const char* name = e->name.c_str();
@@ -383,10 +413,36 @@ void SweepOne(const Context& ctx, Entry* e) {
 
   RunHook(ctx.dirfd, name, HookPoint::kAfterLock);
 
-  TreeResult tree;
-  if (is_dir) {
-    // 7. The contents, through the locked descriptor (dry: only look for mounts).
-    RemoveTree(fd, held.dev, 1, dry, &tree);
+  if (dry) {
+    // A dry run walks a directory without removing, to find mounts inside.
+    if (is_dir) {
+      TreeResult tree;
+      RemoveTree(fd, held.dev, 1, true, &tree);
+      close(fd);
+      if (tree.mount) return Keep(e, Outcome::kMount);
+      if (tree.err != 0) return Fail(e, tree.err, tree.syscall);
+      return Keep(e, Outcome::kRemoved);
+    }
+    close(fd);
+    return Keep(e, Outcome::kRemoved);
+  }
+
+  // 6. The name still names the inode we checked and locked. (The window between this fstatat
+  // and the unlinkat is the kernel's: there is no unlink-if-inode. A directory swapped in would
+  // have to be empty to be removed, a symlink is only ever unlinked, never followed.)
+  Outcome why = Verify(ctx.dirfd, name, held, e);
+  if (why != Outcome::kRemoved) {
+    close(fd);
+    return Keep(e, why);
+  }
+  const int unlink_flags = is_dir ? AT_REMOVEDIR : 0;
+  int r2 = unlinkat(ctx.dirfd, name, unlink_flags);
+  if (r2 != 0 && is_dir && (errno == ENOTEMPTY || errno == EEXIST)) {
+    RunHook(ctx.dirfd, name, HookPoint::kBeforeContents);
+    // 7. The contents, through the locked descriptor: wherever its name now points, this removes
+    // only what is inside the inode we checked.
+    TreeResult tree;
+    RemoveTree(fd, held.dev, 1, false, &tree);
     if (tree.mount) {
       close(fd);
       return Keep(e, Outcome::kMount);
@@ -395,26 +451,15 @@ void SweepOne(const Context& ctx, Entry* e) {
       close(fd);
       return Fail(e, tree.err, tree.syscall);
     }
+    RunHook(ctx.dirfd, name, HookPoint::kBeforeUnlink);
+    why = Verify(ctx.dirfd, name, held, e);
+    if (why != Outcome::kRemoved) {
+      close(fd);
+      return Keep(e, why);
+    }
+    r2 = unlinkat(ctx.dirfd, name, unlink_flags);
   }
-
-  if (dry) {
-    close(fd);
-    return Keep(e, Outcome::kRemoved);
-  }
-
-  RunHook(ctx.dirfd, name, HookPoint::kBeforeUnlink);
-
-  // 6. The name still names the inode we checked and locked. (The window between this fstatat
-  // and the unlinkat is the kernel's: there is no unlink-if-inode. A directory swapped in would
-  // have to be empty to be removed, a symlink is only ever unlinked, never followed.)
-  Stat now;
-  r = StatAt(ctx.dirfd, name, AT_SYMLINK_NOFOLLOW, &now);
-  if (r < 0 || !SameInode(now, held)) {
-    close(fd);
-    if (r < 0 && r != -ENOENT) return Fail(e, -r, "fstatat");
-    return Keep(e, Outcome::kReplaced);
-  }
-  if (unlinkat(ctx.dirfd, name, is_dir ? AT_REMOVEDIR : 0) != 0) {
+  if (r2 != 0) {
     int err = errno;
     close(fd);
     if (err == ENOENT) return Keep(e, Outcome::kVanished);
@@ -462,7 +507,7 @@ void SweepDirectory(const char* dir, const Options& opts, Report* report) {
   ctx.dir_dev = dst.dev;
 
   // All names first, then the work: unlinking while a getdents cursor moves may skip names.
-  std::vector<char> buf;
+  DirBuf buf;
   r = ReadDir(ctx.dirfd, &buf, [&](const char* nm, unsigned char) {
     int32_t pid = ParseCandidate(nm, opts.prefix);
     if (pid > 0) {
@@ -608,6 +653,7 @@ int CreateLocked(const char* dir, const char* name, bool directory, mode_t mode,
       return fd;
     }
   }
+  RunHook(dirfd, name, HookPoint::kClaimBeforeLock);
   // Taken already for an O_TMPFILE file (flock again on the same description is a no-op).
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
     int e = errno;

@@ -93,8 +93,10 @@ int CreateLocked(const char* dir, const char* name, bool directory, mode_t mode,
 // swap the entry (for a symlink, say) exactly there. Null (the default) disables it.
 enum class HookPoint : int {
   kAfterCheck = 1,    // after lstat and the owner/pid checks, before the entry is opened
-  kAfterLock = 2,     // after the entry is open, verified and locked, before anything is removed
-  kBeforeUnlink = 3,  // after a directory's contents are gone, before the final check and unlink
+  kAfterLock = 2,       // after the entry is open and locked, before the name is checked again
+  kBeforeContents = 3,  // a non-empty directory, checked: before its contents are removed
+  kBeforeUnlink = 4,    // after a directory's contents are gone, before the final check and unlink
+  kClaimBeforeLock = 5,  // CreateLocked: the entry exists under its name, before it is locked
 };
 using Hook = void (*)(int dirfd, const char* name, HookPoint point);
 void SetTestHook(Hook hook);

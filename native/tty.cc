@@ -30,9 +30,11 @@ class BlockTtou {
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGTTOU);
-    pthread_sigmask(SIG_BLOCK, &set, &old_);
+    // sigprocmask acts on the calling thread on Linux, as pthread_sigmask does, and keeps the
+    // addon's glibc floor at 2.2.5 (pthread_sigmask moved to libc with 2.32).
+    sigprocmask(SIG_BLOCK, &set, &old_);
   }
-  ~BlockTtou() { pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
+  ~BlockTtou() { sigprocmask(SIG_SETMASK, &old_, nullptr); }
   BlockTtou(const BlockTtou&) = delete;
   BlockTtou& operator=(const BlockTtou&) = delete;
 

@@ -8,13 +8,15 @@ import { root } from './helpers.mjs';
 export const bin = join(root, 'bin', 'procpin');
 
 /**
- * Starts `procpin ...args`. Returns { child, result, exited, line }: `result` resolves with
+ * Starts `procpin ...args` (options: env, input, timeout, wrapper, nodeArgs). Returns { child, result, exited, line }: `result` resolves with
  * { code, signal, stdout, stderr, ms } once procpin exited and its output closed, `exited` with
- * { code, signal } as soon as procpin exited, and `line()` with the next stdout line.
+ * { code, signal, ms } as soon as procpin exited, and `line()` with the next stdout line.
  */
-export function start(args, { env = {}, input, timeout = 30000 } = {}) {
+export function start(args, { env = {}, input, timeout = 30000, wrapper = [], nodeArgs = [] } = {}) {
   const t0 = Date.now();
-  const child = spawn(process.execPath, [bin, ...args], {
+  // `wrapper`: a program that runs node (the old-kernel filter); `nodeArgs`: node's own options.
+  const argv = [...wrapper, process.execPath, ...nodeArgs, bin, ...args];
+  const child = spawn(argv[0], argv.slice(1), {
     env: { ...process.env, ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
@@ -46,7 +48,9 @@ export function start(args, { env = {}, input, timeout = 30000 } = {}) {
     });
   });
   // 'exit': procpin is gone, though a survivor may still hold its output open.
-  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal, ms: Date.now() - t0 })),
+  );
   if (input !== undefined) child.stdin.end(input);
   const line = () =>
     new Promise((resolve) => {

@@ -3,10 +3,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { procState, tmpDir, waitFor } from './helpers.mjs';
+import { need, procStat, procState, tmpDir, waitFor } from './helpers.mjs';
 import { pidfdCount, procpin, start } from './cli-helpers.mjs';
+import { oldKernelBinary } from './oldkernel.mjs';
 
 /** A pid that named a process a moment ago and names none now. */
 function deadPid() {
@@ -118,11 +119,18 @@ test('wait exits 124 when the timeout expires first', async () => {
   }
 });
 
-test('wait counts a zombie as exited', async () => {
-  // sh's background child exits and is never reaped: sh execs sleep, which does not wait.
-  const holder = spawn('sh', ['-c', 'true & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
+test('wait counts a zombie as exited', async (t) => {
+  // sh's background child exits once sh has become `sleep`, which never reaps it.
+  const dir = tmpDir();
+  t.after(() => dir[Symbol.dispose]());
+  const go = join(dir.path, 'go');
+  const holder = spawn('sh', ['-c', `(while [ ! -e ${go} ]; do sleep 0.01; done) & echo $!; exec sleep 30`], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   try {
     const zombie = Number(await new Promise((resolve) => holder.stdout.once('data', resolve)));
+    await waitFor(() => procStat(holder.pid)?.comm === 'sleep', { what: 'sh became sleep' });
+    writeFileSync(go, '');
     await waitFor(() => procState(zombie) === 'Z', { what: 'zombie' });
     const r = await procpin(['wait', '--timeout', '5s', String(zombie)]);
     assert.equal(r.code, 0, r.stderr);
@@ -144,4 +152,24 @@ test('wait --exited counts a pid that names no process as exited', async () => {
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stderr, new RegExp(`PID ${dead} has exited, skipping`));
   assert.equal((await procpin(['wait', '-e', String(dead)])).stderr, '');
+});
+
+test('on a kernel without pidfds wait watches /proc: exit, timeout, and no such process', async (t) => {
+  const wrapper = oldKernelBinary();
+  if (!need(t, wrapper !== null, 'cc and seccomp for the old-kernel filter')) return;
+  const a = sleeper();
+  try {
+    const timedOut = await start(['wait', '--timeout', '200ms', String(a.pid)], { input: '', wrapper: [wrapper] }).result;
+    assert.equal(timedOut.code, 124, timedOut.stderr);
+    // A process that ends by itself a second from now (procpin starts well within that).
+    const b = spawn('sleep', ['1'], { stdio: 'ignore' });
+    const r = await start(['wait', '--timeout', '10s', String(b.pid)], { input: '', wrapper: [wrapper] }).result;
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(r.ms < 5000);
+  } finally {
+    a.kill('SIGKILL');
+  }
+  const missing = await start(['wait', String(deadPid())], { input: '', wrapper: [wrapper] }).result;
+  assert.equal(missing.code, 1);
+  assert.match(missing.stderr, /could not open PID \d+: ESRCH/);
 });

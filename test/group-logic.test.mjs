@@ -437,3 +437,18 @@ test('a throwing diagnostics subscriber does not stop the cleanup', async () => 
   h.exitAndWatch();
   await h.group.closed;
 });
+
+test('killNow() sends a group SIGKILL at once while the group is held, and nothing once released', async () => {
+  const h = harness({ grace: 20, scan: () => 1 });
+  h.group.killNow();
+  assert.deepEqual(h.groupSignals(), [['group', SIGKILL, 'running']]);
+  assert.equal(h.group.state, 'running');
+  h.exitAndWatch(killedInfo());
+  const released = harness();
+  released.exitAndWatch();
+  await released.group.closed;
+  const before = released.log.length;
+  released.group.killNow();
+  assert.equal(released.log.length, before);
+  await h.group.closed;
+});

@@ -8,11 +8,11 @@ import * as dc from 'node:diagnostics_channel';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawn as cpSpawn } from 'node:child_process';
-import { spawnGroup as realSpawnGroup, groupSignalsUsePidfd } from '../dist/index.js';
+import { spawnGroup as realSpawnGroup, groupSignalsUsePidfd, ProcessGroup, GROUP_CHANNEL } from '../dist/index.js';
 import { createRequire } from 'node:module';
 
 const { binding } = createRequire(import.meta.url)('../dist/binding.js');
-import { isGone, procStatus, liveMembers, openFds, procStat, procState, tmpDir, waitFor } from './helpers.mjs';
+import { isGone, procStatus, runNode, liveMembers, openFds, procStat, procState, tmpDir, waitFor } from './helpers.mjs';
 
 const STRESS = process.env.PROCPIN_STRESS === '1';
 const expectPidfd = process.env.PROCPIN_EXPECT_GROUP_PATH;
@@ -66,6 +66,14 @@ test('group signals take the path this run expects', () => {
   if (expectPidfd === 'pidfd') assert.equal(groupSignalsUsePidfd(), true);
   else if (expectPidfd === 'kill' || forced) assert.equal(groupSignalsUsePidfd(), false);
   else assert.equal(groupSignalsUsePidfd(), binding.hasPidfdGroupSignal());
+});
+
+test('the leader is held through a pidfd where the kernel has them', async () => {
+  const g = spawnGroup('sh', ['-c', 'exit 0'], { stdio: 'ignore' });
+  if (process.env.PROCPIN_EXPECT_NO_PIDFD === '1') assert.equal(g.leader.pidfd, -1);
+  else assert.ok(g.leader.pidfd >= 0);
+  await g.closed;
+  assert.equal(g.leader.pidfd, -1);
 });
 
 test('group signals go through the pidfd, or kill(-pgid) only while the leader is unreaped', async (t) => {
@@ -164,9 +172,12 @@ test('a member that ignores SIGTERM dies by SIGKILL after the grace', async (t) 
   const took = performance.now() - t0;
   assert.equal(result.killed, true);
   assert.ok(took >= grace - 5, `cleaned after ${took} ms, before the grace ran out`);
-  assert.ok(took < grace + 400, `cleaned after ${took} ms`);
+  assert.ok(took < grace + 1500, `cleaned after ${took} ms`);
   const ended = phases.find((p) => p.phase === 'grace-ended');
   assert.equal(ended.reason, 'grace');
+  assert.ok(ended.ms >= grace, `grace ended after ${ended.ms} ms`);
+  const kill = phases.findLast((p) => p.phase === 'kill');
+  assert.ok(kill.ms >= grace && kill.ms < grace + 1000, `SIGKILL after ${kill.ms} ms`);
   const member = pidsIn(pidFile)[0];
   await waitFor(() => isGone(member), { what: 'the member to die' });
   await waitFor(() => liveMembers(g.pgid).length === 0, { what: 'no live member' });
@@ -335,6 +346,22 @@ test('a released group holds no descriptor and leaves no zombie', async () => {
   assert.deepEqual(ourZombies(), []);
 });
 
+test('with piped stdio a released group holds no descriptor once its output has been read', async () => {
+  const before = openFds();
+  const g = spawnGroup('sh', ['-c', 'echo hi; echo err >&2; sleep 30 & exit 0']);
+  let out = '';
+  g.leader.stdout.on('data', (d) => (out += d));
+  g.leader.stderr.resume();
+  const closedOut = new Promise((r) => g.leader.stdout.once('close', r));
+  const closedErr = new Promise((r) => g.leader.stderr.once('close', r));
+  await g.closed;
+  await closedOut;
+  await closedErr;
+  assert.equal(out, 'hi\n');
+  assert.equal(g.leader.stdin.destroyed, true);
+  await waitFor(() => openFds().length === before.length, { what: 'the descriptors to close' });
+});
+
 test('30 groups at once with random exits and stops leave no process in their groups, no zombie, no fd growth', async () => {
   const n = STRESS ? 200 : 30;
   const fdsBefore = openFds().length;
@@ -362,6 +389,11 @@ test('30 groups at once with random exits and stops leave no process in their gr
   for (const { g } of groups) assert.equal(g.state, 'released');
 });
 
+test('spawnGroup(file, options) takes no arguments, as spawn does', async () => {
+  const g = spawnGroup('true', { stdio: 'ignore', grace: 100 });
+  assert.equal((await g.closed).exitCode, 0);
+});
+
 test('options are validated before anything starts', () => {
   const fds = openFds().length;
   assert.throws(() => spawnGroup('sleep', ['1'], { grace: -1 }), { code: 'ERR_OUT_OF_RANGE' });
@@ -371,6 +403,9 @@ test('options are validated before anything starts', () => {
   assert.throws(() => spawnGroup('sleep', ['1'], { signal: {} }), { code: 'ERR_INVALID_ARG_TYPE' });
   assert.throws(() => spawnGroup('sleep', ['1'], { processGroup: 'inherit' }), { code: 'ERR_INVALID_ARG_VALUE' });
   assert.throws(() => spawnGroup('sleep', ['1'], null), { code: 'ERR_INVALID_ARG_TYPE' });
+  assert.throws(() => spawnGroup('sleep', 'x'), { code: 'ERR_INVALID_ARG_TYPE' });
+  assert.throws(() => spawnGroup('sleep', {}, {}), { code: 'ERR_INVALID_ARG_TYPE' });
+  assert.throws(() => spawnGroup(42), { code: 'ERR_INVALID_ARG_TYPE' });
   assert.equal(openFds().length, fds);
   assert.deepEqual(ourZombies(), []);
 });
@@ -409,4 +444,74 @@ test('parentDeathSignal: null leaves the leader running when its supervisor dies
   } finally {
     process.kill(pid, 'SIGKILL');
   }
+});
+
+test('a command that cannot start throws as spawn does and leaves nothing behind', () => {
+  const fds = openFds().length;
+  assert.throws(() => realSpawnGroup('/nonexistent/procpin-nothing', [], { stdio: 'ignore' }), (err) => {
+    assert.equal(err.code, 'ENOENT');
+    assert.equal(err.path, '/nonexistent/procpin-nothing');
+    return true;
+  });
+  assert.equal(openFds().length, fds);
+  assert.deepEqual(ourZombies(), []);
+});
+
+test('ProcessGroup cannot be constructed directly, and its channel is procpin:group', () => {
+  assert.throws(() => new ProcessGroup(), TypeError);
+  assert.throws(() => new ProcessGroup(Symbol('x'), {}, {}), TypeError);
+  assert.equal(GROUP_CHANNEL, 'procpin:group');
+});
+
+test('a supervisor that exits with a group still running leaves no member behind', async () => {
+  const code = `import { spawnGroup } from ${JSON.stringify(new URL('../dist/index.js', import.meta.url).pathname)};
+    const g = spawnGroup('sh', ['-c', 'trap "" TERM; sleep 30 & echo $!; wait'], { stdio: ['ignore', 'pipe', 'ignore'], parentDeathSignal: null, grace: 60000 });
+    g.leader.stdout.once('data', (d) => { process.stdout.write(g.pgid + ' ' + d); process.exit(0); });`;
+  const r = await runNode(code);
+  assert.equal(r.code, 0, r.stderr);
+  const [pgid, member] = r.stdout.trim().split(/\s+/).map(Number);
+  started.push(pgid);
+  await waitFor(() => isGone(member), { what: 'the member to die with the supervisor' });
+  await waitFor(() => liveMembers(pgid).length === 0, { what: 'an empty group' });
+});
+
+// Holds the event loop (on purpose) until the leader is a zombie and `ms` have passed, so that its
+// exit has happened but the pidfd watch has not reported it yet.
+function holdLoopUntilZombie(pid, ms = 0) {
+  const t0 = performance.now();
+  const end = t0 + 10000;
+  while (procState(pid) !== 'Z' || performance.now() - t0 < ms) {
+    if (performance.now() > end) throw new Error('the leader did not exit');
+  }
+}
+
+test('a leader that exited just before its timeout fired is cleaned as an exit, not timed out', async () => {
+  const g = spawnGroup('sh', ['-c', 'exit 5'], { stdio: 'ignore', timeout: 30 });
+  // Timers run before the poll phase: the timeout fires first, with the exit not yet reported.
+  holdLoopUntilZombie(g.pid, 60);
+  assert.equal(g.state, 'running');
+  const result = await g.closed;
+  assert.equal(result.timedOut, false);
+  assert.equal(result.stoppedWhileRunning, false);
+  assert.equal(result.exitCode, 5);
+});
+
+test('an abort just after the leader exited (not yet reported) is cleaned as an exit, not aborted', async () => {
+  const ac = new AbortController();
+  const g = spawnGroup('sh', ['-c', 'exit 6'], { stdio: 'ignore', signal: ac.signal });
+  holdLoopUntilZombie(g.pid);
+  ac.abort();
+  const result = await g.closed;
+  assert.equal(result.aborted, false);
+  assert.equal(result.stoppedWhileRunning, false);
+  assert.equal(result.exitCode, 6);
+});
+
+test('stop() just after the leader exited (not yet reported) says stoppedWhileRunning: false', async () => {
+  const g = spawnGroup('sh', ['-c', 'exit 7'], { stdio: 'ignore' });
+  holdLoopUntilZombie(g.pid);
+  assert.equal(g.state, 'running', 'the watch has not reported yet');
+  const result = await g.stop();
+  assert.equal(result.stoppedWhileRunning, false);
+  assert.equal(result.exitCode, 7);
 });

@@ -47,6 +47,8 @@ setInterval(() => {}, 1 << 30);`;
   const c = spawn(process.execPath, ['--input-type=module', '-e', src], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  // 'close' comes after 'exit', once our end of its stdout pipe is closed too.
+  const closed = once(c, 'close');
   let out = '';
   c.stdout.on('data', (d) => (out += d));
   await waitFor(() => out.includes('ready') || c.exitCode !== null, {
@@ -57,12 +59,10 @@ setInterval(() => {}, 1 << 30);`;
   return {
     pid: c.pid,
     output: () => out,
-    /** SIGKILLs it and waits until it is reaped. */
+    /** SIGKILLs it and waits until it is reaped and its pipe closed. */
     async kill() {
-      if (c.exitCode === null && c.signalCode === null) {
-        c.kill('SIGKILL');
-        await once(c, 'exit');
-      }
+      if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+      await closed;
     },
   };
 }

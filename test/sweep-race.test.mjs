@@ -15,7 +15,8 @@ import { deadPid, exists, names, scratch } from './sweep-fixtures.mjs';
 const P = 'prefix-';
 const AFTER_CHECK = 1;
 const AFTER_LOCK = 2;
-const BEFORE_UNLINK = 3;
+const BEFORE_CONTENTS = 3;
+const BEFORE_UNLINK = 4;
 
 async function swapAt(t, point, kind) {
   const d = scratch(t);
@@ -49,6 +50,7 @@ async function swapAt(t, point, kind) {
 for (const [point, label] of [
   [AFTER_CHECK, 'after the checks, before it is opened'],
   [AFTER_LOCK, 'after it is opened and locked'],
+  [BEFORE_CONTENTS, 'after the last check, while its contents are removed'],
   [BEFORE_UNLINK, 'after its contents are gone, right before the unlink'],
 ]) {
   test(`a directory swapped for a symlink ${label} removes nothing outside`, async (t) => {
@@ -59,8 +61,8 @@ for (const [point, label] of [
     assert.equal(readFileSync(join(outside, 'sub', 'precious'), 'utf8'), 'x');
     // The symlink that took the name stays; it is not ours to judge any more.
     assert.equal(readlinkSync(join(entry, name)), outside);
-    if (point === AFTER_CHECK) {
-      // Never opened: the moved directory is untouched.
+    if (point === AFTER_CHECK || point === AFTER_LOCK) {
+      // Caught before anything was removed: the moved directory is untouched.
       assert.deepEqual(readdirSync(join(entry, `${name}.orig`)).sort(), ['precious', 'sub']);
     } else {
       // Its contents went through the locked descriptor: the checked inode, wherever its name is.
@@ -69,8 +71,8 @@ for (const [point, label] of [
   });
 }
 
-test('a file swapped for a symlink right before the unlink is left, and so is its target', async (t) => {
-  const { r, entry, name, target } = await swapAt(t, BEFORE_UNLINK, 'file');
+test('a file swapped for a symlink after it is locked, before the unlink, is left, and so is its target', async (t) => {
+  const { r, entry, name, target } = await swapAt(t, AFTER_LOCK, 'file');
   assert.deepEqual(r.kept.map((e) => [e.name, e.reason]), [[name, 'replaced']]);
   assert.equal(readlinkSync(join(entry, name)), target);
   assert.equal(readFileSync(target, 'utf8'), 'x');
@@ -83,6 +85,30 @@ test('a file swapped for a symlink after the checks is never opened through it',
   assert.equal(readlinkSync(join(entry, name)), target);
   assert.equal(readFileSync(target, 'utf8'), 'x');
 });
+
+for (const kind of ['directory', 'file']) {
+  test(`a ${kind} claim that loses its entry before it is locked retries under a new name`, async (t) => {
+    const d = scratch(t);
+    // The entry is swapped away between its creation and its lock, as a sweeper with
+    // authority 'lock' could do: the claim must not hand it out.
+    const CLAIM_BEFORE_LOCK = 5;
+    binding.sweepTestHook(CLAIM_BEFORE_LOCK, `${P}${process.pid}-`, '/');
+    let c;
+    try {
+      c = await procpin.claim(d.path, P, { kind });
+    } finally {
+      binding.sweepTestHook();
+    }
+    try {
+      const { lstatSync } = await import('node:fs');
+      const st = lstatSync(c.path);
+      assert.equal(kind === 'directory' ? st.isDirectory() : st.isFile(), true);
+      assert.equal(readdirSync(d.path).filter((n) => n.endsWith('.orig')).length, 1, 'the hook fired');
+    } finally {
+      await c.release();
+    }
+  });
+}
 
 function mount(args) {
   const r = spawnSync('mount', args, { encoding: 'utf8' });
@@ -144,6 +170,8 @@ test('a dead owner\'s entry that is itself a mount point is kept as mount, its c
   mount(['-t', 'tmpfs', 'none', entry]);
   try {
     writeFileSync(join(entry, 'precious'), 'x');
+    const dry = await procpin.sweep(d.path, { prefix: P, dryRun: true });
+    assert.deepEqual(dry.kept.map((e) => [e.name, e.reason]), [[`${P}${dead}`, 'mount']]);
     const r = await procpin.sweep(d.path, { prefix: P });
     assert.deepEqual(r.kept.map((e) => [e.name, e.reason]), [[`${P}${dead}`, 'mount']]);
     assert.equal(readFileSync(join(entry, 'precious'), 'utf8'), 'x');

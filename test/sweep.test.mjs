@@ -234,19 +234,17 @@ test('a FIFO named like a dead owner is kept as unsupported-type', async (t) => 
 
 test("a zombie's entry goes: a zombie counts as dead", async (t) => {
   const d = scratch(t);
-  // sh forks /bin/true and execs sleep, which never reaps it: a zombie for as long as sleep lives.
-  const c = spawn('sh', ['-c', '/bin/true & echo $!; exec sleep 300'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  // procpin's own spawn leaves an exited child unreaped: a zombie until we reap it.
+  const c = procpin.spawn('/bin/true', [], { stdio: 'ignore' });
   try {
-    let out = '';
-    c.stdout.on('data', (d) => (out += d));
-    const zombie = await waitFor(() => (out.includes('\n') ? Number(out) : 0), { what: 'pid' });
-    await waitFor(() => procState(zombie) === 'Z', { what: 'zombie' });
-    writeFileSync(join(d.path, `${P}${zombie}`), 'x');
+    await c.exited;
+    assert.equal(procState(c.pid), 'Z');
+    writeFileSync(join(d.path, `${P}${c.pid}`), 'x');
     const r = await procpin.sweep(d.path, { prefix: P });
-    assert.deepEqual(names(r.removed), [`${P}${zombie}`]);
-    assert.equal(procState(zombie), 'Z');
+    assert.deepEqual(names(r.removed), [`${P}${c.pid}`]);
+    assert.equal(procState(c.pid), 'Z', 'the sweep looked, it did not reap');
   } finally {
-    c.kill('SIGKILL');
+    c.reap();
   }
 });
 
@@ -399,8 +397,11 @@ test('sweeping leaves no descriptor open, whatever the entries', async (t) => {
   const dead = await deadPid();
   writeFileSync(join(d.path, 'held'), '');
   const h = await lockHolder(join(d.path, 'held'));
-  const server = net.createServer();
-  await new Promise((r) => server.listen(join(d.path, `${P}${dead}-live`), r));
+  // The listener lives in another process: the connection a sweep makes to it (and that it
+  // accepts) must not be counted here.
+  const listener = await holder(
+    `await new Promise((r) => net.createServer((s) => s.destroy()).listen(${JSON.stringify(join(d.path, `${P}${dead}-live`))}, r));`,
+  );
   try {
     // Warm up whatever node opens lazily (threadpool, fs), then compare.
     await procpin.sweep(d.path, { prefix: P });
@@ -427,7 +428,7 @@ test('sweeping leaves no descriptor open, whatever the entries', async (t) => {
     assert.deepEqual(leaked.map((fd) => [fd, fdTarget(fd)]), []);
   } finally {
     await h.kill();
-    await new Promise((r) => server.close(r));
+    await listener.kill();
   }
 });
 
@@ -464,4 +465,44 @@ test('bad arguments reject (never throw) with Node-style codes', async () => {
       return true;
     });
   }
+});
+
+test('the candidate grammar matches its definition on arbitrary names (property)', async (t) => {
+  const fc = (await import('fast-check')).default;
+  const d = scratch(t);
+  const INT32_MAX = 2 ** 31 - 1;
+  const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  // Names built from the characters that matter: digits (zero included), separators, letters,
+  // signs, and the prefix's own characters.
+  const prefixArb = fc.stringMatching(/^[a-z0-9._+-]{1,6}$/);
+  const tailArb = fc.array(fc.constantFrom('0', '1', '2', '9', '-', '.', 'x', '+', ' ', '_'), { maxLength: 14 }).map((a) => a.join(''));
+  let runs = 0;
+  await fc.assert(
+    fc.asyncProperty(prefixArb, fc.uniqueArray(tailArb, { minLength: 1, maxLength: 40 }), async (prefix, tails) => {
+      const dir = join(d.path, String(runs++));
+      mkdirSync(dir);
+      const all = new Set();
+      for (const tail of tails) {
+        const name = prefix + tail;
+        if (name === '.' || name === '..' || all.has(name)) continue;
+        all.add(name);
+        writeFileSync(join(dir, name), '');
+      }
+      // A decoy with another prefix (judged by the same definition).
+      all.add(`other${prefix}1`);
+      writeFileSync(join(dir, `other${prefix}1`), '');
+      const re = new RegExp(`^${escape(prefix)}([1-9][0-9]*)(?:$|[-.])`);
+      const expected = [...all]
+        .filter((n) => {
+          const m = re.exec(n);
+          return m !== null && Number(m[1]) <= INT32_MAX;
+        })
+        .sort();
+      const r = await procpin.sweep(dir, { prefix, dryRun: true });
+      const got = [...r.removed, ...r.kept].map((e) => e.name).sort();
+      assert.deepEqual(got, expected, `prefix ${JSON.stringify(prefix)}`);
+      for (const e of [...r.removed, ...r.kept]) assert.equal(e.pid, Number(re.exec(e.name)[1]));
+    }),
+    { numRuns: 60 },
+  );
 });

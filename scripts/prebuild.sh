@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Prebuilt addons for the npm tarball (run by `npm pack` through prepack):
+#   prebuilds/linux-x64/procpin.glibc.node    always (this machine's architecture);
+#   prebuilds/linux-arm64/procpin.glibc.node  when Debian's cross compiler is installed
+#                                             (apt-get install g++-aarch64-linux-gnu).
+# The cross build runs in a copy of the sources, so build/ keeps the native addon.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+npx prebuildify --napi --strip --tag-libc
+if command -v aarch64-linux-gnu-g++ >/dev/null 2>&1 && [ "$(uname -m)" != aarch64 ]; then
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  cp -r package.json binding.gyp native "$work/"
+  ln -s "$PWD/node_modules" "$work/node_modules"
+  (cd "$work" && CC=aarch64-linux-gnu-gcc CXX=aarch64-linux-gnu-g++ LINK=aarch64-linux-gnu-g++ \
+    AR=aarch64-linux-gnu-ar PREBUILD_STRIP_BIN=aarch64-linux-gnu-strip \
+    npx prebuildify --napi --strip --tag-libc --arch arm64)
+  mkdir -p prebuilds/linux-arm64
+  cp "$work/prebuilds/linux-arm64/procpin.glibc.node" prebuilds/linux-arm64/
+  echo "prebuilds/linux-arm64/procpin.glibc.node (cross-built)"
+else
+  echo "no aarch64 cross compiler: prebuilds/linux-arm64 not built"
+fi

@@ -1,0 +1,176 @@
+// The addon built the three ways the ecosystem builds addons, each checked in a copy of the
+// package (the main build/ that the other tests load is never touched):
+//  - cmake-js builds it with the warnings-as-errors flags, it loads, and the Layer 1 test files
+//    pass against it (PROCPIN_BINDING);
+//  - `npm pack` (prepack: tsc + prebuildify) gives a tarball holding
+//    prebuilds/linux-x64/procpin.glibc.node; it installs offline into an empty project without
+//    compiling anything (no build/ appears: the prebuild is what loads, classic-level's
+//    PREBUILDS_ONLY idea) and loads from both `import` and `require`;
+//  - node-gyp's compile lines carry -Wall -Wextra -Werror; no built binary needs a glibc symbol
+//    newer than GLIBC_2.28.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { need, root, tmpDir } from './helpers.mjs';
+
+const run = promisify(execFile);
+const work = tmpDir('procpin-build-');
+test.after(() => work[Symbol.dispose]());
+
+const sources = JSON.parse(readFileSync(join(root, 'binding.gyp'), 'utf8').replace(/#.*$/gm, '')).targets[0].sources;
+const packageFiles = ['package.json', 'binding.gyp', 'CMakeLists.txt', 'tsconfig.json', 'README.md', 'LICENSE', 'native', 'lib', 'bin', 'scripts', 'prebuilds/README.md'];
+
+/** A copy of the package sources in its own directory, sharing node_modules. */
+function copyPackage(name) {
+  const dir = join(work.path, name);
+  mkdirSync(dir);
+  for (const f of packageFiles) {
+    if (existsSync(join(root, f))) cpSync(join(root, f), join(dir, f), { recursive: true });
+  }
+  symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'));
+  return dir;
+}
+
+function sh(cmd, args, opts = {}) {
+  return run(cmd, args, { maxBuffer: 64 << 20, timeout: 170000, ...opts });
+}
+
+/** The glibc-versioned symbols a binary needs: [{ symbol, major, minor }]. */
+async function glibcSymbols(file) {
+  const { stdout } = await sh('objdump', ['-T', file]);
+  return [...stdout.matchAll(/\(GLIBC_(\d+)\.(\d+)\)\s+(\S+)/g)].map((m) => ({ symbol: m[3], major: Number(m[1]), minor: Number(m[2]) }));
+}
+const newerThan228 = (syms) => syms.filter(({ major, minor }) => major > 2 || (major === 2 && minor > 28))
+  .map(({ symbol, major, minor }) => `${symbol}@GLIBC_${major}.${minor}`);
+
+function runTests(files, env) {
+  // A test runner inside a test file would otherwise report to ours instead of printing.
+  const { NODE_TEST_CONTEXT, ...outer } = process.env;
+  return new Promise((resolve) => {
+    const c = spawn(process.execPath, [join(root, 'test', 'run.mjs'), ...files], {
+      cwd: root, env: { ...outer, ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    c.stdout.on('data', (d) => (out += d));
+    c.stderr.on('data', (d) => (out += d));
+    c.on('close', (code) => resolve({ code, out }));
+  });
+}
+
+// Both builds start at once (they take most of the time), each in its own copy.
+const cmakeDir = copyPackage('cmake');
+const packDir = copyPackage('pack');
+const cmakeBuild = sh('npm', ['exec', '--offline', '--', 'cmake-js', 'rebuild', '--out', 'build-cmake',
+  '--CDCMAKE_EXPORT_COMPILE_COMMANDS=ON'], { cwd: cmakeDir }).then(() => null, (e) => e);
+const packBuild = sh('npm', ['pack', '--offline', '--silent'], { cwd: packDir }).then((r) => r.stdout.trim().split('\n').pop(), (e) => e);
+
+test('the cmake-js build compiles every source with -Wall -Wextra -Werror and passes the Layer 1 tests', async (t) => {
+  const err = await cmakeBuild;
+  if (err) need(t, false, `cmake-js build failed (cmake installed?): ${err.stderr || err.message}`);
+  if (err) return;
+  const node = join(cmakeDir, 'build-cmake', 'Release', 'procpin.node');
+  assert.ok(existsSync(node));
+  const commands = JSON.parse(readFileSync(join(cmakeDir, 'build-cmake', 'compile_commands.json'), 'utf8'));
+  assert.deepEqual(commands.map((c) => c.file.slice(cmakeDir.length + 1)).sort(), [...sources].sort());
+  for (const c of commands) {
+    for (const flag of ['-Wall', '-Wextra', '-Werror', '-fvisibility=hidden', '-fno-exceptions']) {
+      assert.ok(c.command.split(' ').includes(flag), `${flag} in ${c.command}`);
+    }
+  }
+  // PROCPIN_BINDING makes the package load exactly this build: check in /proc/self/maps.
+  const maps = await sh(process.execPath, ['-e', `require(${JSON.stringify(join(root, 'dist', 'index.js'))});
+    process.stdout.write(require('fs').readFileSync('/proc/self/maps', 'utf8'))`], { env: { ...process.env, PROCPIN_BINDING: node } });
+  const loaded = [...new Set(maps.stdout.split('\n').filter((l) => l.endsWith('.node')).map((l) => l.split(/\s+/).pop()))];
+  assert.deepEqual(loaded, [node]);
+  const r = await runTests(['test/primitives.test.mjs', 'test/flock.test.mjs', 'test/errors.test.mjs'], { PROCPIN_BINDING: node });
+  assert.equal(r.code, 0, r.out.slice(-4000));
+  const passed = Number(r.out.match(/ℹ pass (\d+)/)?.[1]);
+  console.log(`# ${passed} Layer 1 tests passed against the cmake-js build`);
+  assert.ok(passed > 30);
+});
+
+test('node-gyp compile lines carry -Wall -Wextra -Werror, -fstack-protector-strong and -fvisibility=hidden', async () => {
+  // The Makefile node-gyp generated for prebuildify in the pack copy: `make -Bn V=1` prints
+  // every compile command it would run.
+  const tarball = await packBuild;
+  assert.ok(typeof tarball === 'string', String(tarball?.stderr || tarball));
+  const { stdout } = await sh('make', ['-C', join(packDir, 'build'), '-Bn', 'V=1']);
+  const compiles = stdout.split('\n').filter((l) => /^\s*\S*(g\+\+|c\+\+|gcc|cc) -o \S*obj\.target\/procpin\/native\//.test(l));
+  assert.equal(compiles.length, sources.length, stdout);
+  for (const line of compiles) {
+    const words = line.split(/\s+/);
+    for (const flag of ['-Wall', '-Wextra', '-Werror', '-fstack-protector-strong', '-fvisibility=hidden']) {
+      assert.ok(words.includes(flag), `${flag} missing in: ${line}`);
+    }
+  }
+});
+
+test('no build of the addon needs a glibc symbol newer than GLIBC_2.28 (objdump -T)', async () => {
+  const tarball = await packBuild;
+  assert.ok(typeof tarball === 'string', String(tarball?.stderr || tarball));
+  const binaries = [
+    join(root, 'build', 'Release', 'procpin.node'),
+    join(packDir, 'prebuilds', 'linux-x64', 'procpin.glibc.node'),
+  ];
+  if (!(await cmakeBuild)) binaries.push(join(cmakeDir, 'build-cmake', 'Release', 'procpin.node'));
+  const offending = {};
+  for (const b of binaries) {
+    const syms = await glibcSymbols(b);
+    assert.ok(syms.length > 0, `${b} has versioned glibc symbols`);
+    const newer = newerThan228(syms);
+    const label = b.startsWith(work.path) ? b.slice(work.path.length + 1) : b.slice(root.length + 1);
+    if (newer.length) offending[label] = [...new Set(newer)].sort();
+  }
+  assert.deepEqual(offending, {}, 'symbols above the GLIBC_2.28 floor');
+});
+
+test('npm pack gives a tarball with the prebuild; it installs offline into an empty project and loads from import and require', async () => {
+  const tarball = await packBuild;
+  assert.ok(typeof tarball === 'string', String(tarball?.stderr || tarball));
+  const tgz = join(packDir, tarball);
+  const { stdout: listing } = await sh('tar', ['tzf', tgz]);
+  const files = listing.split('\n').filter(Boolean);
+  for (const f of ['package/prebuilds/linux-x64/procpin.glibc.node', 'package/dist/index.js', 'package/dist/index.mjs',
+    'package/dist/index.d.ts', 'package/dist/index.d.mts', 'package/binding.gyp', 'package/CMakeLists.txt',
+    'package/native/sys.cc', 'package/README.md', 'package/LICENSE']) {
+    assert.ok(files.includes(f), `${f} in the tarball`);
+  }
+  assert.deepEqual(files.filter((f) => /^package\/(build|test|node_modules)\//.test(f)), []);
+
+  const project = join(work.path, 'empty');
+  mkdirSync(project);
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'empty', version: '1.0.0', private: true }));
+  await sh('npm', ['install', tgz, '--offline', '--no-audit', '--no-fund'], { cwd: project });
+  const installed = join(project, 'node_modules', 'procpin');
+  assert.ok(!existsSync(join(installed, 'build')), 'nothing was compiled at install: the prebuild serves');
+  assert.deepEqual(readdirSync(join(installed, 'prebuilds', 'linux-x64')), ['procpin.glibc.node']);
+
+  const check = `
+    const names = ['constants', 'waitid', 'pidfdOpen', 'pidfdSendSignal', 'setParentDeathSignal',
+      'getParentDeathSignal', 'setChildSubreaper', 'isChildSubreaper', 'closeRange', 'flockSync', 'flock', 'tryLock'];
+    const missing = names.filter((n) => !(n in pkg));
+    if (missing.length) throw new Error('missing ' + missing);
+    const fd = pkg.pidfdOpen(process.pid);
+    pkg.pidfdSendSignal(fd, 0);
+    require('fs').closeSync(fd);
+    const mapped = require('fs').readFileSync('/proc/self/maps', 'utf8').split('\\n').filter((l) => l.endsWith('.node')).map((l) => l.split(/\\s+/).pop());
+    console.log(JSON.stringify({ names: Object.keys(pkg).sort(), mapped: [...new Set(mapped)],
+      resolved: require('node-gyp-build').resolve(require('path').dirname(require.resolve('procpin/package.json'))) }));`;
+  const viaRequire = await sh(process.execPath, ['-e', `const pkg = require('procpin'); ${check}`], { cwd: project, env: { ...process.env, PROCPIN_BINDING: '' } });
+  const viaImport = await sh(process.execPath, ['--input-type=module', '-e',
+    `import * as ns from 'procpin'; import { createRequire } from 'node:module'; const require = createRequire(process.cwd() + '/');
+     const pkg = ns; if (ns.waitid !== require('procpin').waitid) throw new Error('two copies'); ${check}`],
+  { cwd: project, env: { ...process.env, PROCPIN_BINDING: '' } });
+  const a = JSON.parse(viaRequire.stdout);
+  const b = JSON.parse(viaImport.stdout);
+  const prebuild = join(installed, 'prebuilds', 'linux-x64', 'procpin.glibc.node');
+  assert.deepEqual(a.mapped, [prebuild]);
+  assert.deepEqual(b.mapped, [prebuild]);
+  assert.equal(a.resolved, prebuild);
+  // ESM has no `default` unless exported; the named exports are the same set.
+  const named = (list) => list.filter((n) => n !== 'default' && n !== '__esModule');
+  assert.deepEqual(named(b.names), named(a.names));
+});
