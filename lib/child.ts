@@ -4,6 +4,7 @@
  * exit without reaping it, and reaps only when told. `openProcess` holds any process by pidfd.
  * @module
  */
+import * as fs from 'node:fs';
 import * as net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { Duplex, Readable, Writable } from 'node:stream';
@@ -64,6 +65,7 @@ const STDIO_IGNORE = -2;
 const GROUPS = { new: 0, session: 1, inherit: 2 } as const;
 const ECHILD = -10;
 const ESRCH = -3;
+const SIGKILL = 9;
 
 function notExited(caller: (...a: never[]) => unknown) {
   return codedError(
@@ -145,9 +147,21 @@ export class Child {
     this.pid = r.pid;
     this.#handle = r.handle;
     const streams: Array<Readable | Writable | Duplex | null> = [];
-    for (let i = 0; i < r.fds.length; i++) {
-      const fd = r.fds[i] ?? -1;
-      streams.push(fd < 0 ? null : openStream(fd, i));
+    try {
+      for (let i = 0; i < r.fds.length; i++) {
+        const fd = r.fds[i] ?? -1;
+        streams.push(fd < 0 ? null : openStream(fd, i));
+      }
+    } catch (err) {
+      // The caller gets no Child, so none may be left behind: no descriptor, no process.
+      for (const st of streams) st?.destroy();
+      for (let i = streams.length; i < r.fds.length; i++) {
+        const fd = r.fds[i] ?? -1;
+        if (fd >= 0) fs.closeSync(fd);
+      }
+      this.#handle.kill(SIGKILL);
+      this.#handle.close();
+      throw err;
     }
     this.stdio = streams;
     this.stdin = (streams[0] as Writable | null) ?? null;

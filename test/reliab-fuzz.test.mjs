@@ -141,12 +141,11 @@ test('claim with mode -0 is accepted or refused, never aborts the process (found
   assert.equal(r.code, 0, r.stderr);
 });
 
-// Found by the fuzz: Pidfile's and Claim's constructors take a descriptor number from any caller, and
-// release() closes it. `new Pidfile(path, 9).release()` closed one of libuv's own descriptors
-// (an epoll fd) and the process died by SIGSEGV / abort in uv__io_poll. Child and ProcessHandle
-// refuse outside construction with a module-private token; Pidfile (and Claim) must do the same.
-// Marked todo until lib/sweep.ts is fixed; then drop the todo and PROCPIN_FUZZ_SKIP_NEW's default.
-test('exported classes built by a caller never close a descriptor they do not own', { todo: 'Pidfile and Claim accept any fd (lib/sweep.ts)' }, async (t) => {
+// Found by the fuzz: Pidfile's and Claim's constructors took a descriptor number from any caller,
+// and release() closed it: `new Pidfile(path, 9).release()` closed one of libuv's own epoll
+// descriptors and the process died by SIGSEGV / abort in uv__io_poll. They now refuse outside
+// construction with a module-private token, as Child and ProcessHandle do.
+test('exported classes built by a caller never close a descriptor they do not own', async (t) => {
   if (!need(t, hasSweep, 'sweep is not built yet')) return;
   for (const [name, C] of Object.entries(procpin)) {
     if (typeof C !== 'function' || !C.prototype || Object.getOwnPropertyNames(C.prototype).length < 2) continue;

@@ -186,11 +186,10 @@ test('claimants and two sweepers racing on one prefix: no live entry is ever rem
   assert.ok(s1.removed + s2.removed > 0, 'the sweepers removed nothing: the race was not exercised');
 });
 
-// Found here: the second sweeper reports an entry the first removed meanwhile as 'error'
-// (ENOENT from getdents64 on the removed directory) or 'replaced', where lib/sweep.ts says a
-// vanished candidate appears in neither list. Nothing is wrongly removed (asserted below in every
-// case). Marked todo until the sweep core treats those as vanished.
-test('two sweepers over the same dead entries remove each exactly once', { todo: 'vanished entries reported as error/replaced (native/sweep_core.cc)' }, async (t) => {
+// Found here: the second sweeper used to report an entry the first removed meanwhile as 'error'
+// (ENOENT from getdents64 on the removed directory) or 'replaced'; a vanished candidate belongs
+// in neither list.
+test('two sweepers over the same dead entries remove each exactly once', async (t) => {
   if (!need(t, ready, 'sweep is not built yet')) return;
   const tmp = tmpDir('procpin-twosweep-');
   t.after(() => tmp[Symbol.dispose]());
