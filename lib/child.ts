@@ -497,6 +497,10 @@ function normalizeStdio(stdio: SpawnOptions['stdio']): number[] {
  * that watch pids they did not start. The pidfd refers to the process that had the pid when it
  * was opened and never to a later holder of the number.
  */
+// ProcessHandles that keep the event loop alive are kept reachable here until their process exits
+// or they are closed (the native exit callback deliberately does not hold them).
+const refHeld = new Map<object, ProcessHandle>();
+
 export class ProcessHandle {
   /** The pid it was opened on. */
   readonly pid: number;
@@ -504,18 +508,26 @@ export class ProcessHandle {
   readonly exited: Promise<void>;
   #handle: NativeChildHandle;
   #closed = false;
-  #resolve!: () => void;
+  readonly #key = {};
 
   /** @internal Made by {@link openProcess}. */
   constructor(token: typeof kInternal, pid: number) {
     if (token !== kInternal) throw new TypeError('Illegal constructor: use openProcess()');
-    this.exited = new Promise<void>((r) => (this.#resolve = r));
-    // The callback holds this handle: while the watch is pending, someone awaiting `exited`
-    // keeps it (and the pidfd) alive, as a running Child is kept.
-    const h = binding.openProcess(pid, () => this.#resolve());
+    let resolve!: () => void;
+    this.exited = new Promise<void>((r) => (resolve = r));
+    // The native side holds the exit callback strongly until it runs, so the callback must not
+    // hold this handle: an unref'd handle that is dropped is then collected and its pidfd closed.
+    // A ref'd one is kept reachable (refHeld) until the process exits or the handle is closed, so
+    // that someone awaiting only `exited` still sees it settle.
+    const key = this.#key;
+    const h = binding.openProcess(pid, () => {
+      refHeld.delete(key);
+      resolve();
+    });
     if (typeof h === 'number') throw errnoException(h, 'pidfd_open', { pid }, openProcess);
     this.pid = pid;
     this.#handle = h;
+    refHeld.set(key, this);
   }
 
   /** The pidfd, or -1 once closed. */
@@ -539,12 +551,14 @@ export class ProcessHandle {
   /** Lets the event loop exit while the process runs. */
   unref(): this {
     this.#handle.unref();
+    refHeld.delete(this.#key);
     return this;
   }
 
   /** Undoes {@link ProcessHandle.unref} (a handle keeps the event loop alive by default). */
   ref(): this {
     this.#handle.ref();
+    if (!this.#closed && !this.#handle.hasExited()) refHeld.set(this.#key, this);
     return this;
   }
 
@@ -552,6 +566,7 @@ export class ProcessHandle {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
+    refHeld.delete(this.#key);
     this.#handle.close();
   }
 
