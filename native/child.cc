@@ -656,6 +656,15 @@ Napi::Value Spawn(const Napi::CallbackInfo& info) {
   req.candidates = cand.data();
   req.ncandidates = cand.size();
   req.argv = argvp.data();
+  // ["/bin/sh", <candidate>, argv[1], ..., nullptr]
+  static char kSh[] = "/bin/sh";
+  std::vector<char*> sh_argv;
+  sh_argv.reserve(argvp.size() + 1);
+  sh_argv.push_back(kSh);
+  sh_argv.push_back(nullptr);
+  for (size_t i = 1; i < argvp.size(); ++i) sh_argv.push_back(argvp[i]);  // ends with nullptr
+  if (argvp.size() <= 1) sh_argv.push_back(nullptr);
+  req.sh_argv = sh_argv.data();
   req.envp = envp.data();
   req.cwd = has_cwd ? cwd.c_str() : nullptr;
   req.group = group;

@@ -142,6 +142,13 @@ int ChildMain(void* arg) {
   for (size_t k = 0; k < r.ncandidates; ++k) {
     syscall(SYS_execve, r.candidates[k], r.argv, r.envp);
     int e = errno;
+    if (e == ENOEXEC && r.sh_argv != nullptr) {
+      // No #! line and no known format: a shell script, as execvp has it. Writing the slot is
+      // safe: the parent is suspended until we exec or exit, and the array is a scratch copy.
+      r.sh_argv[1] = const_cast<char*>(r.candidates[k]);
+      syscall(SYS_execve, "/bin/sh", r.sh_argv, r.envp);
+      ChildFail(s, kStageExecve, errno);
+    }
     switch (e) {
       case EACCES:
         eacces = true;

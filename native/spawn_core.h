@@ -43,6 +43,10 @@ struct Request {
   const char* const* candidates = nullptr;
   size_t ncandidates = 0;
   char* const* argv = nullptr;  // NULL-terminated
+  // For a candidate the kernel does not recognise as an executable (ENOEXEC), execvp runs
+  // /bin/sh with the candidate's path as its first argument: argc + 2 slots, the child fills
+  // in slot 1 (nullptr: no such fallback).
+  char** sh_argv = nullptr;
   char* const* envp = nullptr;  // NULL-terminated
   const char* cwd = nullptr;    // nullptr: the parent's
   int group = kGroupNew;

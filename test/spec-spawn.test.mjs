@@ -9,19 +9,23 @@ import { spawn } from '../dist/index.js';
 import { openFds, tmpDir } from './helpers.mjs';
 
 test(
-  'an executable script without #! runs through /bin/sh, as execvp and child_process run it',
-  { todo: 'spawn reports ENOEXEC (execve); execvp falls back to /bin/sh (lib/child.ts execCandidates / native/spawn_core.cc)' },
+  'an executable script without #! runs through /bin/sh with its arguments, as execvp and child_process run it',
   async (t) => {
     const dir = tmpDir('procpin-noshebang-');
     t.after(() => dir[Symbol.dispose]());
     const file = join(dir.path, 'script');
-    writeFileSync(file, 'exit 7\n');
+    writeFileSync(file, 'exit $(($1 + $#))\n');
     chmodSync(file, 0o755);
-    assert.equal(spawnSync(file).status, 7, 'child_process runs it');
-    const c = spawn(file, [], { stdio: 'ignore' });
+    assert.equal(spawnSync(file, ['5']).status, 6, 'child_process runs it');
+    const c = spawn(file, ['5'], { stdio: 'ignore' });
     const info = await c.exited;
     c.reap();
-    assert.equal(info.exitCode, 7);
+    assert.equal(info.exitCode, 6);
+    // Without arguments too (argv is then just the script's path).
+    const d = spawn(file, [], { stdio: 'ignore' });
+    const none = await d.exited;
+    d.reap();
+    assert.equal(none.exitCode, 0);
   },
 );
 
