@@ -32,8 +32,17 @@ const { values } = parseArgs({
     'update-doc': { type: 'boolean', default: false },
     only: { type: 'string' },
     svg: { type: 'boolean' },
+    help: { type: 'boolean', short: 'h' },
   },
 });
+if (values.help) {
+  process.stdout.write(`usage: node bench/index.mjs [--quick] [--json | --md] [--only spawn,exit,group,sweep,overhead,soak] [--svg | --no-svg]
+       node bench/index.mjs --from bench/out/latest.json [--md] [--svg] [--update-doc]
+Runs every benchmark with its contenders interleaved and prints median, p95 and ratios.
+--quick only proves the benchmarks still run; --update-doc writes a saved run into BENCHMARKS.md.
+`);
+  process.exit(0);
+}
 const only = values.only ? new Set(values.only.split(',')) : null;
 const log = (msg) => process.stderr.write(`[bench] ${msg}\n`);
 
