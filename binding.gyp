@@ -11,7 +11,8 @@
         "native/child.cc",
         "native/sweep_core.cc",
         "native/sweep.cc",
-        "native/tty.cc"
+        "native/tty.cc",
+        "native/scan.cc"
       ],
       "dependencies": ["<!(node -p \"require('node-addon-api').targets\"):node_addon_api"],
       "defines": ["NAPI_VERSION=8", "_GNU_SOURCE"],
@@ -20,6 +21,7 @@
       "cflags": ["-Wall", "-Wextra", "-Werror", "-fstack-protector-strong", "-fvisibility=hidden", "-fno-exceptions"],
       "cflags_cc": ["-std=gnu++17", "-Wall", "-Wextra", "-Werror", "-fstack-protector-strong", "-fvisibility=hidden", "-fno-exceptions"],
       "ldflags": ["-Wl,-z,relro,-z,now"],
+      "libraries": ["-ldl"],
       "conditions": [
         ["'<!(node -p \"process.env.PROCPIN_SANITIZE || ''\")'!=''", {
           "cflags": ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=undefined"],

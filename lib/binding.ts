@@ -84,6 +84,11 @@ export interface RawSweepReport {
   syscalls: (string | undefined)[];
 }
 
+/** The zombies a group's last scan saw (native/scan.cc), held for its next scan. */
+export interface ScanMemory {
+  readonly __scanMemory: never;
+}
+
 /** The addon's exports. Every `number` result below 0 is `-errno`. */
 export interface NativeBinding {
   readonly constants: NativeConstants;
@@ -101,7 +106,9 @@ export interface NativeBinding {
   sigchldIgnored(): number;
   hasPidfdGroupSignal(): boolean;
   strerror(errno: number): string;
-  // Layer 1 (native/flock_wait.cc): the callback gets 0, -ECANCELED or -errno.
+  // Layer 1 (native/flock_wait.cc). flockWait returns the wait's id (> 0), or -errno when it
+  // could not start; the callback later gets 0 (locked), -ECANCELED (flockCancel came first;
+  // no lock is left taken) or -errno. flockCancel is true while the result is still to come.
   flockWait(fd: number, operation: number, callback: (result: number) => void): number;
   flockCancel(id: number): boolean;
 
@@ -144,6 +151,26 @@ export interface NativeBinding {
   ttyGetAttr(fd: number): Buffer | number;
   ttySetAttr(fd: number, termios: Buffer): number;
   getpgrp(): number;
+
+  // Layer 3a (native/scan.cc): the advisory scan of a group's members.
+  /** The zombie memory of one group's successive scans (an opaque handle). */
+  createScanMemory(): ScanMemory;
+  /**
+   * Live (non-zombie) processes whose pgid is `pgid`, counted up to `limit` (>= 1), on libuv's
+   * threadpool: `[count, first live member found or 0]`, or `[-errno, 0]` when `/proc` cannot
+   * be read. With `memory`, zombies the previous scan saw are not read again.
+   */
+  scanGroup(pgid: number, limit: number, memory?: ScanMemory): Promise<[number, number]>;
+  /** The same scan on the calling thread (milliseconds: tests and measurement only). */
+  scanGroupSync(pgid: number, limit: number, memory?: ScanMemory): [number, number];
+  /** Whether `pid` is a live member of `pgid`: 1, 0, or -errno. Microseconds. */
+  groupMemberLive(pgid: number, pid: number): number;
+  /**
+   * Test injection: with an errno (non-zero), every scan and member look fails with it; with
+   * `statOnly`, liveness is read from `/proc/PID/stat` alone (as without `pidfd_open`). No
+   * arguments: off.
+   */
+  scanTestHook(errno?: number, statOnly?: boolean): void;
 }
 
 function load(): NativeBinding {

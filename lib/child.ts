@@ -4,6 +4,7 @@
  * exit without reaping it, and reaps only when told. `openProcess` holds any process by pidfd.
  * @module
  */
+import * as fs from 'node:fs';
 import * as net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { Duplex, Readable, Writable } from 'node:stream';
@@ -64,6 +65,7 @@ const STDIO_IGNORE = -2;
 const GROUPS = { new: 0, session: 1, inherit: 2 } as const;
 const ECHILD = -10;
 const ESRCH = -3;
+const SIGKILL = 9;
 
 function notExited(caller: (...a: never[]) => unknown) {
   return codedError(
@@ -113,6 +115,7 @@ export class Child {
   #reaped = false;
   #closed = false;
   #lost: Error | null = null;
+  #guard: ((caller: (...a: never[]) => unknown) => void) | null = null;
   #resolve!: (info: WaitInfo) => void;
   #reject!: (err: Error) => void;
 
@@ -144,9 +147,21 @@ export class Child {
     this.pid = r.pid;
     this.#handle = r.handle;
     const streams: Array<Readable | Writable | Duplex | null> = [];
-    for (let i = 0; i < r.fds.length; i++) {
-      const fd = r.fds[i] ?? -1;
-      streams.push(fd < 0 ? null : openStream(fd, i));
+    try {
+      for (let i = 0; i < r.fds.length; i++) {
+        const fd = r.fds[i] ?? -1;
+        streams.push(fd < 0 ? null : openStream(fd, i));
+      }
+    } catch (err) {
+      // The caller gets no Child, so none may be left behind: no descriptor, no process.
+      for (const st of streams) st?.destroy();
+      for (let i = streams.length; i < r.fds.length; i++) {
+        const fd = r.fds[i] ?? -1;
+        if (fd >= 0) fs.closeSync(fd);
+      }
+      this.#handle.kill(SIGKILL);
+      this.#handle.close();
+      throw err;
     }
     this.stdio = streams;
     this.stdin = (streams[0] as Writable | null) ?? null;
@@ -177,6 +192,9 @@ export class Child {
   #settle(info: WaitInfo, reaped: boolean): WaitInfo {
     if (!this.#info) this.#info = info;
     if (reaped) this.#reaped = true;
+    // Nobody reads the child's stdin any more: close our end, as child_process does at exit
+    // (the output streams stay, to be read to their end).
+    if (this.stdin && !this.stdin.destroyed) this.stdin.destroy();
     this.#resolve(this.#info);
     return this.#info;
   }
@@ -241,6 +259,7 @@ export class Child {
    * throws `ERR_PROCPIN_NOT_EXITED` while it runs. Repeated calls return the same result.
    */
   reap(): WaitInfo {
+    this.#guard?.(this.reap);
     return this.#reap(false, this.reap);
   }
 
@@ -256,6 +275,14 @@ export class Child {
       throw errnoException(r, 'waitid', { pid: this.pid }, caller);
     }
     return this.#settle(toWaitInfo(r), true);
+  }
+
+  /**
+   * @internal Makes `reap()` and `close()` (and dispose) ask `guard` first, which throws to refuse:
+   * a process group reaps its own leader, and only after the group is clean.
+   */
+  static setGuard(child: Child, guard: ((caller: (...a: never[]) => unknown) => void) | null): void {
+    child.#guard = guard;
   }
 
   /** @internal Reaps but keeps the pidfd open until close() (a group leader's pidfd still
@@ -283,6 +310,7 @@ export class Child {
    */
   close(): void {
     if (this.#closed) return;
+    this.#guard?.(this.close);
     this.#closed = true;
     const r = this.#handle.close();
     if (r === null || r === undefined) return;
@@ -376,7 +404,8 @@ export function spawn(
     const value = envSource[key];
     if (value === undefined) continue;
     validateCString(key, `options.env['${key}']`, spawn);
-    env.push(`${key}=${validateCString(String(value), `options.env['${key}']`, spawn)}`);
+    // A template literal, as child_process has it: a Symbol throws instead of becoming text.
+    env.push(`${key}=${validateCString(`${value as string}`, `options.env['${key}']`, spawn)}`);
   }
 
   let argv0 = file;
@@ -468,6 +497,10 @@ function normalizeStdio(stdio: SpawnOptions['stdio']): number[] {
  * that watch pids they did not start. The pidfd refers to the process that had the pid when it
  * was opened and never to a later holder of the number.
  */
+// ProcessHandles that keep the event loop alive are kept reachable here until their process exits
+// or they are closed (the native exit callback deliberately does not hold them).
+const refHeld = new Map<object, ProcessHandle>();
+
 export class ProcessHandle {
   /** The pid it was opened on. */
   readonly pid: number;
@@ -475,18 +508,26 @@ export class ProcessHandle {
   readonly exited: Promise<void>;
   #handle: NativeChildHandle;
   #closed = false;
-  #resolve!: () => void;
+  readonly #key = {};
 
   /** @internal Made by {@link openProcess}. */
   constructor(token: typeof kInternal, pid: number) {
     if (token !== kInternal) throw new TypeError('Illegal constructor: use openProcess()');
-    this.exited = new Promise<void>((r) => (this.#resolve = r));
-    // The callback holds this handle: while the watch is pending, someone awaiting `exited`
-    // keeps it (and the pidfd) alive, as a running Child is kept.
-    const h = binding.openProcess(pid, () => this.#resolve());
+    let resolve!: () => void;
+    this.exited = new Promise<void>((r) => (resolve = r));
+    // The native side holds the exit callback strongly until it runs, so the callback must not
+    // hold this handle: an unref'd handle that is dropped is then collected and its pidfd closed.
+    // A ref'd one is kept reachable (refHeld) until the process exits or the handle is closed, so
+    // that someone awaiting only `exited` still sees it settle.
+    const key = this.#key;
+    const h = binding.openProcess(pid, () => {
+      refHeld.delete(key);
+      resolve();
+    });
     if (typeof h === 'number') throw errnoException(h, 'pidfd_open', { pid }, openProcess);
     this.pid = pid;
     this.#handle = h;
+    refHeld.set(key, this);
   }
 
   /** The pidfd, or -1 once closed. */
@@ -510,12 +551,14 @@ export class ProcessHandle {
   /** Lets the event loop exit while the process runs. */
   unref(): this {
     this.#handle.unref();
+    refHeld.delete(this.#key);
     return this;
   }
 
   /** Undoes {@link ProcessHandle.unref} (a handle keeps the event loop alive by default). */
   ref(): this {
     this.#handle.ref();
+    if (!this.#closed && !this.#handle.hasExited()) refHeld.set(this.#key, this);
     return this;
   }
 
@@ -523,6 +566,7 @@ export class ProcessHandle {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
+    refHeld.delete(this.#key);
     this.#handle.close();
   }
 

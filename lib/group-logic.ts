@@ -10,6 +10,9 @@ import type { WaitInfo } from './waitinfo';
 
 const { SIGKILL, SIGCONT } = os.constants.signals;
 
+/** A members scan's answer: a count, or `'unknown'` when `/proc` could not be read. */
+export type ScanResult = number | 'unknown';
+
 /** What a group signal did: delivered, the group is gone, or a member refused it. */
 export type SendResult = 'ok' | 'ESRCH' | 'EPERM';
 
@@ -68,9 +71,10 @@ export interface GroupOps {
   signalLeader(sig: number): boolean;
   /**
    * Counts live (non-zombie) processes whose pgid is the group's, stopping at `limit`; `'unknown'`
-   * when `/proc` cannot be read. Not an atomic snapshot.
+   * when `/proc` cannot be read. Not an atomic snapshot. May answer at once or, for a scan that
+   * takes long, through a promise (never rejected on purpose; a rejection counts as `'unknown'`).
    */
-  scanMembers(limit: number): number | 'unknown';
+  scanMembers(limit: number): ScanResult | Promise<ScanResult>;
   /** A WNOHANG|WNOWAIT look at the leader: its exit, or null while it runs. */
   lookLeader(): WaitInfo | null;
   /** The reaping wait, after the exit was read. */
@@ -101,13 +105,23 @@ export interface GroupPolicy {
 
 type StopReason = 'exit' | 'stop' | 'timeout' | 'abort';
 
-// The grace is watched by re-scanning /proc at growing intervals: early scans catch members
-// that die at once on killSignal (a scan that finds a live member stops there, so it is cheap
-// while they die), later ones cost little while a member takes its time.
+// The grace is watched by re-scanning /proc: every millisecond at first, to catch members that
+// die at once on killSignal (while one lives a scan costs microseconds: it looks at the live
+// member it found last), then at growing intervals that cost little while a member takes its
+// time.
 const FIRST_SCAN_MS = 1;
+const FAST_PERIOD_MS = 250;
 const EARLY_SCAN_MS = 8;
 const EARLY_PERIOD_MS = 1000;
 const MAX_SCAN_MS = 50;
+// With no grace: how long the one scan before the kill may take before it counts as "members may
+// exist" (a busy threadpool must not hold the kill).
+const NO_GRACE_SCAN_MS = 20;
+
+function nextDelay(delay: number, elapsed: number): number {
+  if (elapsed < FAST_PERIOD_MS) return FIRST_SCAN_MS;
+  return Math.min(delay * 2, elapsed < EARLY_PERIOD_MS ? EARLY_SCAN_MS : MAX_SCAN_MS);
+}
 
 /**
  * One group's cleanup, decided in one place: the leader's exit (or a stop) starts it, it signals
@@ -322,12 +336,25 @@ export class GroupCleanup {
     });
   }
 
-  private scan(): number | 'unknown' {
+  // One scan for "is any member alive", answered within `ms` or counted as members seen.
+  private async scan(ms: number): Promise<ScanResult> {
     if (!this.ours) return 0;
+    let r: ScanResult | Promise<ScanResult>;
     try {
-      return this.ops.scanMembers(1);
+      r = this.ops.scanMembers(1);
     } catch {
       return 'unknown';
+    }
+    if (typeof r !== 'object') return r;
+    // A slow scan (a busy threadpool) must not hold the grace past its end.
+    let cancel = (): void => {};
+    const late = new Promise<ScanResult>((resolve) => {
+      cancel = this.ops.setTimer(() => resolve('unknown'), Math.max(0, ms), true);
+    });
+    try {
+      return await Promise.race([r.catch((): ScanResult => 'unknown'), late]);
+    } finally {
+      cancel();
     }
   }
 
@@ -339,6 +366,12 @@ export class GroupCleanup {
   private async clean(): Promise<void> {
     const { killSignal, killSignalName } = this.policy;
     try {
+      // With no grace the first signal is, in effect, the final one: whether live members were
+      // there to be killed is read just before it (a leader that still runs is one of them).
+      let before: ScanResult | null = null;
+      if ((killSignal === SIGKILL || this.policy.grace <= 0) && (this.look() !== null || this.leaderLost)) {
+        before = await this.scan(NO_GRACE_SCAN_MS);
+      }
       this.sendPhase(killSignal, killSignalName, killSignal === SIGKILL ? 'kill' : 'signal');
       if (killSignal !== SIGKILL && killSignal !== SIGCONT) {
         // A stopped member would hold killSignal pending until the grace ran out.
@@ -351,16 +384,17 @@ export class GroupCleanup {
       let delay = FIRST_SCAN_MS;
       let emptied = false;
       for (;;) {
-        const left = deadline - this.ops.now();
+        let left = deadline - this.ops.now();
         if (left <= 0) break;
         const exited = this.look() !== null || this.leaderLost;
-        if (exited && this.scan() === 0) {
+        if (exited && (await this.scan(left)) === 0) {
           emptied = true;
           break;
         }
+        left = deadline - this.ops.now();
+        if (left <= 0) break;
         await this.pause(Math.min(delay, left));
-        const early = this.ops.now() - this.t0 < EARLY_PERIOD_MS;
-        delay = Math.min(delay * 2, early ? EARLY_SCAN_MS : MAX_SCAN_MS);
+        delay = nextDelay(delay, this.ops.now() - this.t0);
       }
       this.publish('grace-ended', { reason: emptied ? 'empty' : 'grace' });
 
@@ -378,6 +412,7 @@ export class GroupCleanup {
       // The grace did not empty the group: the last scan (at most MAX_SCAN_MS ago) saw a live
       // member or could not read /proc, or the leader itself outlived it. No fresh full scan
       // here: under a fork storm one costs more than the kill it would describe.
+      if (before === 0) emptied = true;
       if (!emptied) this.killed = true;
 
       // The unreaped leader keeps the pgid ours: kill the group unconditionally, whatever the scan

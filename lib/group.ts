@@ -6,10 +6,10 @@
  * @module
  */
 import * as diagnostics from 'node:diagnostics_channel';
-import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { binding } from './binding';
-import { spawn, type Child, type SpawnOptions } from './child';
+import { Child, spawn, type SpawnOptions } from './child';
+import { codedError } from './errors';
 import {
   GroupCleanup,
   type GroupOps,
@@ -75,66 +75,46 @@ export interface SpawnGroupOptions extends Omit<SpawnOptions, 'processGroup' | '
 }
 
 /**
- * Live (non-zombie) processes whose pgid is `pgid`, counted up to `limit`, from `/proc/<pid>/stat`;
- * `'unknown'` when `/proc` cannot be read. Not an atomic snapshot: a member may fork or exit while
- * it runs.
+ * Live (non-zombie) processes whose pgid is `pgid`, counted up to `limit`; `'unknown'` when `/proc`
+ * cannot be read. Natively, off the event loop: one getdents64 pass over `/proc`, `getpgid(2)`
+ * per pid, and only where the pgid matches a look at whether the process has exited (a pidfd
+ * poll, or its state in `/proc/<pid>/stat` without pidfd_open), to leave zombies out. Not an
+ * atomic snapshot: a member may fork or exit while it runs.
  * @internal
  */
-export function scanGroup(pgid: number, limit = Infinity): number | 'unknown' {
-  let names: string[];
-  try {
-    names = fs.readdirSync('/proc');
-  } catch {
-    return 'unknown';
-  }
-  const buf = Buffer.allocUnsafe(512);
-  let found = 0;
-  // Newest first: /proc lists pids in ascending order and members are mostly recent, so a scan
-  // that only needs to know whether one lives stops early, even under a fork storm.
-  for (let i = names.length - 1; i >= 0; i--) {
-    const name = names[i] as string;
-    const c = name.charCodeAt(0);
-    if (c < 48 || c > 57) continue;
-    let fd: number;
-    try {
-      fd = fs.openSync(`/proc/${name}/stat`, 'r');
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' || code === 'ESRCH') continue; // exited meanwhile
-      return 'unknown';
-    }
-    let n: number;
-    try {
-      n = fs.readSync(fd, buf, 0, buf.length, 0);
-    } catch {
-      n = 0; // exited between open and read
-    } finally {
-      fs.closeSync(fd);
-    }
-    const st = parseStat(buf.toString('latin1', 0, n));
-    if (st !== null && st.pgid === pgid && st.state !== 'Z' && st.state !== 'X') {
-      if (++found >= limit) return found;
-    }
-  }
-  return found;
+export async function scanGroup(pgid: number, limit = Infinity): Promise<number | 'unknown'> {
+  const [n] = await binding.scanGroup(pgid, toLimit(limit));
+  return n < 0 ? 'unknown' : n;
 }
 
-/**
- * The state, ppid and pgid of a `/proc/<pid>/stat` line. The command name between the parentheses
- * may itself hold spaces and parentheses; every field after it is a number, so the last `)` ends it.
- * @internal
- */
-export function parseStat(line: string): { state: string; ppid: number; pgid: number } | null {
-  const close = line.lastIndexOf(')');
-  if (close < 0) return null;
-  const rest = line.slice(close + 2).split(' ', 3);
-  if (rest.length < 3) return null;
-  const [state, ppid, pgid] = rest as [string, string, string];
-  return { state, ppid: Number(ppid), pgid: Number(pgid) };
+function toLimit(limit: number): number {
+  return limit >= INT32_MAX ? INT32_MAX : Math.max(1, Math.floor(limit));
+}
+
+// The members scan of one group. The last live member a scan found is a witness: while it lives
+// (one getpgid and one pidfd poll, microseconds, on the event loop) the group is not empty and no
+// full scan is needed; once it is gone, a full scan (milliseconds, on the threadpool) looks for
+// another, without looking again at the zombies the previous one saw.
+function memberScanner(pgid: number): GroupOps['scanMembers'] {
+  let witness = 0;
+  const memory = binding.createScanMemory();
+  return (limit) => {
+    if (witness > 0 && limit === 1) {
+      const r = binding.groupMemberLive(pgid, witness);
+      if (r === 1) return 1;
+      if (r < 0) return 'unknown';
+      witness = 0;
+    }
+    return binding.scanGroup(pgid, toLimit(limit), memory).then(([n, first]) => {
+      witness = first;
+      return n < 0 ? 'unknown' : n;
+    });
+  };
 }
 
 function kernelOps(leader: Child, abort: AbortSignal | undefined): GroupOps {
   const pgid = leader.pid;
+  const scanMembers = memberScanner(pgid);
   return {
     signalGroup(sig: number): SendResult {
       // Never after the reap: the number may then name a stranger's group.
@@ -161,10 +141,14 @@ function kernelOps(leader: Child, abort: AbortSignal | undefined): GroupOps {
       }
     },
     signalLeader: (sig) => leader.kill(sig),
-    scanMembers: (limit) => scanGroup(pgid, limit),
+    scanMembers,
     lookLeader: () => leader.poll(),
-    reapLeader: () => leader.reap(),
+    reapLeader() {
+      Child.setGuard(leader, null); // the group's own reap, after the cleanup
+      return leader.reap();
+    },
     closeLeader() {
+      Child.setGuard(leader, null);
       leader.close();
       // Every member is dead: nobody in the group can read the leader's stdin any more. Close our
       // end as child_process does at exit; stdout and stderr close themselves at EOF, once
@@ -315,6 +299,16 @@ export function spawnGroup(
     processGroup: pg,
     parentDeathSignal: options.parentDeathSignal === undefined ? 'SIGKILL' : options.parentDeathSignal,
   } as SpawnOptions);
+  // The group reaps its leader, last: a reap (or close, which reaps at exit) by anyone else would
+  // free the pgid while members may still run, and the group could no longer signal them.
+  Child.setGuard(leader, (caller) => {
+    throw codedError(
+      Error,
+      'ERR_PROCPIN_GROUP_LEADER',
+      "A process group's leader is reaped by the group once it is clean: use group.stop() or await group.closed",
+      caller,
+    );
+  });
   const cleanup = new GroupCleanup(
     kernelOps(leader, abort),
     {

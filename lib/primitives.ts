@@ -22,7 +22,11 @@ import {
 /** A signal by name (`'SIGTERM'`) or number. */
 export type Signal = NodeJS.Signals | `SIGRTMIN+${number}` | `SIGRTMAX-${number}` | number;
 
-/** Kernel constants for the calls below. */
+/**
+ * Kernel constants for the calls below: `P_*` (waitid id types), `W*` (waitid options),
+ * `CLD_*` (how a child changed state), `PIDFD_*` (pidfd_open and pidfd_send_signal flags),
+ * `CLOSE_RANGE_*` and `LOCK_*` (flock operations).
+ */
 export const constants = Object.freeze({ ...binding.constants });
 const { LOCK_SH, LOCK_EX, LOCK_UN, LOCK_NB, P_ALL, P_PID, P_PGID, P_PIDFD } = constants;
 const ECANCELED = 125;
@@ -56,6 +60,11 @@ export function waitid(idtype: number, id: number, options: number): WaitInfo | 
 /**
  * `pidfd_open(2)`: a descriptor that refers to process `pid` (O_CLOEXEC, as the kernel makes
  * it). `flags` may be `PIDFD_NONBLOCK`. Close it with `fs.closeSync`.
+ *
+ * @example
+ * const fd = pidfdOpen(pid);
+ * pidfdSendSignal(fd, 'SIGTERM'); // reaches that process, never a later one with the same pid
+ * fs.closeSync(fd);
  */
 export function pidfdOpen(pid: number, flags = 0): number {
   validatePid(pid, 'pid', pidfdOpen);
@@ -67,6 +76,10 @@ export function pidfdOpen(pid: number, flags = 0): number {
  * `pidfd_send_signal(2)`: sends `signal` (0 probes) to the process behind `pidfd`. `flags` may
  * be one of `PIDFD_SIGNAL_THREAD`, `PIDFD_SIGNAL_THREAD_GROUP`, `PIDFD_SIGNAL_PROCESS_GROUP`
  * (Linux 6.9+; the group the pidfd's process leads, never a reused number).
+ *
+ * @example
+ * pidfdSendSignal(fd, 0);                 // probe: throws ESRCH once the process is reaped
+ * pidfdSendSignal(fd, 'SIGKILL', constants.PIDFD_SIGNAL_PROCESS_GROUP);
  */
 export function pidfdSendSignal(pidfd: number, signal: Signal | 0, flags = 0): void {
   validateFd(pidfd, 'pidfd', pidfdSendSignal);
@@ -78,13 +91,23 @@ export function pidfdSendSignal(pidfd: number, signal: Signal | 0, flags = 0): v
 /**
  * `prctl(PR_SET_PDEATHSIG)`: the signal this process gets when the *thread* that created it
  * exits (0 clears it). It is cleared by fork and by exec of a set-user-ID program.
+ *
+ * @example
+ * const parent = process.ppid;
+ * setParentDeathSignal('SIGKILL');
+ * if (process.ppid !== parent) process.exit(1); // the parent died before the call
  */
 export function setParentDeathSignal(signal: Signal | 0): void {
   const sig = validateSignal(signal, 'signal', setParentDeathSignal, true);
   check(binding.setPdeathsig(sig), 'prctl', undefined, setParentDeathSignal);
 }
 
-/** `prctl(PR_GET_PDEATHSIG)`: the parent-death signal's number, 0 for none. */
+/**
+ * `prctl(PR_GET_PDEATHSIG)`: the parent-death signal's number, 0 for none.
+ *
+ * @example
+ * if (getParentDeathSignal() === 0) setParentDeathSignal('SIGTERM');
+ */
 export function getParentDeathSignal(): number {
   return check(binding.getPdeathsig(), 'prctl', undefined, getParentDeathSignal);
 }
@@ -92,13 +115,21 @@ export function getParentDeathSignal(): number {
 /**
  * `prctl(PR_SET_CHILD_SUBREAPER)`: when on, orphaned descendants of this process are
  * re-parented to it instead of to init, so it can wait for them.
+ *
+ * @example
+ * setChildSubreaper(true); // grandchildren whose parent exits become our children
  */
 export function setChildSubreaper(on: boolean): void {
   validateBoolean(on, 'on', setChildSubreaper);
   check(binding.setChildSubreaper(on), 'prctl', undefined, setChildSubreaper);
 }
 
-/** `prctl(PR_GET_CHILD_SUBREAPER)`. */
+/**
+ * `prctl(PR_GET_CHILD_SUBREAPER)`: whether this process is a child subreaper.
+ *
+ * @example
+ * if (!isChildSubreaper()) setChildSubreaper(true);
+ */
 export function isChildSubreaper(): boolean {
   return check(binding.getChildSubreaper(), 'prctl', undefined, isChildSubreaper) === 1;
 }
@@ -108,6 +139,10 @@ export function isChildSubreaper(): boolean {
  * from `first` to `last`. `CLOSE_RANGE_UNSHARE` unshares the descriptor table first. On a kernel
  * without the syscall (< 5.9) an equivalent loop does the same, flags included. `first > last`
  * or an unknown flag: `EINVAL`.
+ *
+ * @example
+ * closeRange(3);                                            // close everything above stdio
+ * closeRange(3, 0xffffffff, constants.CLOSE_RANGE_CLOEXEC); // or only mark it close-on-exec
  */
 export function closeRange(first: number, last = UINT32_MAX, flags = 0): void {
   validateInteger(first, 'first', 0, UINT32_MAX, closeRange);
@@ -133,6 +168,10 @@ function validateLockOperation(operation: unknown, caller: (...a: never[]) => un
 /**
  * `flock(2)`. Blocks the thread while another holder has the lock, unless `LOCK_NB` is given:
  * then contention throws `EWOULDBLOCK` (`code: 'EAGAIN'`, the same number on Linux).
+ *
+ * @example
+ * flockSync(fd, constants.LOCK_EX); // blocks this thread until the lock is ours
+ * flockSync(fd, constants.LOCK_UN);
  */
 export function flockSync(fd: number, operation: number): void {
   validateFd(fd, 'fd', flockSync);
@@ -207,6 +246,9 @@ export function flock(fd: number, operation: number, options: FlockOptions = {})
 /**
  * Tries to take a `flock(2)` lock without waiting: `true` when taken, `false` when another
  * open file description holds a conflicting lock. Other failures throw.
+ *
+ * @example
+ * if (!tryLock(fd, 'exclusive')) throw new Error('another instance is running');
  */
 export function tryLock(fd: number, mode: 'shared' | 'exclusive'): boolean {
   validateFd(fd, 'fd', tryLock);

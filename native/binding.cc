@@ -11,6 +11,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   InitChild(env, exports);
   InitSweep(env, exports);
   InitTty(env, exports);
+  InitScan(env, exports);
   return exports;
 }
 

@@ -16,6 +16,8 @@
 // for the whole process, created on first use), since after the Worker is gone nobody else
 // would ever reap them.
 #include <dlfcn.h>
+
+#include "glibc_floor.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -74,7 +76,7 @@ class Orphanage {
   void Run() {
     sigset_t all;
     sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, nullptr);
+    sigprocmask(SIG_SETMASK, &all, nullptr);  // this thread only, on Linux
     std::vector<pollfd> fds;
     for (;;) {
       bool need_timer = false;
@@ -745,13 +747,16 @@ void Teardown(void* arg) {
 // libuv may still call a close callback of ours after that, and the reaper thread runs our code
 // for the life of the process: keep this library mapped for good.
 void PinLibrary() {
-  static std::once_flag once;
-  std::call_once(once, [] {
+  // A function-local static runs once (and, unlike std::call_once, needs no pthread_once, which
+  // glibc 2.34 moved into libc under a new version).
+  static const bool pinned = [] {
     Dl_info info;
     if (dladdr(reinterpret_cast<void*>(&PinLibrary), &info) && info.dli_fname) {
-      dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+      return dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE) != nullptr;
     }
-  });
+    return false;
+  }();
+  (void)pinned;
 }
 
 }  // namespace

@@ -65,5 +65,6 @@ void InitFlockWait(Napi::Env env, Napi::Object exports);
 void InitChild(Napi::Env env, Napi::Object exports);
 void InitSweep(Napi::Env env, Napi::Object exports);
 void InitTty(Napi::Env env, Napi::Object exports);
+void InitScan(Napi::Env env, Napi::Object exports);
 
 }  // namespace procpin

@@ -103,7 +103,10 @@ Napi::Value Strerror(const Napi::CallbackInfo& info) {
   int32_t e;
   if (!Int32Arg(info, 0, &e)) return Napi::Value();
   char buf[256];
-  const char* s = strerror_r(e < 0 ? -e : e, buf, sizeof buf);
+  // Negated in 64 bits: -INT32_MIN does not fit an int. Anything out of errno's range gets
+  // glibc's "Unknown error N".
+  int64_t mag = e < 0 ? -static_cast<int64_t>(e) : e;
+  const char* s = strerror_r(mag > 4095 ? 4096 : static_cast<int>(mag), buf, sizeof buf);
   return Napi::String::New(info.Env(), s);
 }
 

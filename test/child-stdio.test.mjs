@@ -91,7 +91,8 @@ test('stdout delivers the data and ends when the child exits', async () => {
 });
 
 test("the child writing to a closed stdout pipe gets SIGPIPE (Node's SIG_IGN is not inherited)", async () => {
-  const child = spawn('sh', ['-c', 'sleep 0.1; while :; do echo y; done'], {
+  // bounded, so that a child that wrongly ignores SIGPIPE ends too (exit 0) and the test fails
+  const child = spawn('sh', ['-c', 'sleep 0.1; i=0; while [ $i -lt 100000 ]; do echo y; i=$((i+1)); done'], {
     stdio: ['ignore', 'pipe', 'ignore'],
   });
   child.stdout.destroy();

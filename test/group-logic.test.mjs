@@ -243,6 +243,55 @@ test('the grace ends early once the leader has exited and a scan finds no live m
   assert.equal(h.phases.find((p) => p.phase === 'grace-ended').reason, 'empty');
 });
 
+test('a scan answered through a promise ends the grace early when it finds no member', async () => {
+  let scans = 0;
+  const h = harness({ scan: () => new Promise((r) => setTimeout(r, 2, ++scans < 3 ? 1 : 0)), grace: 20000 });
+  const t0 = performance.now();
+  h.exitAndWatch();
+  const result = await h.group.closed;
+  assert.ok(performance.now() - t0 < 2000);
+  assert.equal(scans, 3);
+  assert.equal(result.killed, false);
+  assert.equal(h.phases.find((p) => p.phase === 'grace-ended').reason, 'empty');
+  assert.deepEqual(last(h.groupSignals()), ['group', SIGKILL, 'exited']);
+});
+
+test('a scan slower than the grace does not hold it: the grace ends on time with a SIGKILL and killed is true', async () => {
+  const h = harness({ scan: () => new Promise(() => {}), grace: 60 });
+  const t0 = performance.now();
+  h.exitAndWatch();
+  const result = await h.group.closed;
+  const took = performance.now() - t0;
+  assert.ok(took >= 55 && took < 1000, `took ${took} ms`);
+  assert.equal(result.killed, true);
+  assert.equal(h.phases.find((p) => p.phase === 'grace-ended').reason, 'grace');
+  assert.deepEqual(last(h.groupSignals()), ['group', SIGKILL, 'exited']);
+});
+
+test('a scan that fails (rejects or throws) counts as "members may exist"', async () => {
+  for (const scan of [() => Promise.reject(new Error('EIO')), () => { throw new Error('EIO'); }]) {
+    const h = harness({ scan, grace: 40 });
+    const t0 = performance.now();
+    h.exitAndWatch();
+    const result = await h.group.closed;
+    assert.ok(performance.now() - t0 >= 35);
+    assert.equal(result.killed, true);
+    assert.equal(h.phases.find((p) => p.phase === 'grace-ended').reason, 'grace');
+  }
+});
+
+test('early in the grace the group is looked at about every millisecond', async () => {
+  // Members that leave 30 ms after killSignal: the empty group is seen within a few ms of it.
+  let t0;
+  const h = harness({ scan: () => (performance.now() - t0 < 30 ? 1 : 0), grace: 20000 });
+  t0 = performance.now();
+  h.exitAndWatch();
+  await h.group.closed;
+  const ended = h.phases.find((p) => p.phase === 'grace-ended');
+  assert.equal(ended.reason, 'empty');
+  assert.ok(h.log.filter((e) => e[0] === 'scan').length >= 10, 'scans every few ms');
+});
+
 test('members still seen when the grace runs out are killed and reported as killed', async () => {
   const h = harness({ scan: () => 1, grace: 30 });
   h.exitAndWatch();

@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import * as procpin from '../dist/index.js';
-import { isGone, liveMembers, procStat, procState, root, runNode, waitFor } from './helpers.mjs';
+import { isGone, liveMembers, need, procStat, procState, root, runNode, waitFor } from './helpers.mjs';
+import { binding } from '../dist/binding.js';
 
 const { constants: C } = procpin;
 const bindingUrl = JSON.stringify(`${root}/dist/binding.js`);
@@ -225,6 +226,7 @@ test('pidfdOpen on a pid that names no process throws a Node-shaped ESRCH', () =
 });
 
 test('pidfdSendSignal with PIDFD_SIGNAL_PROCESS_GROUP reaches every member of the leader\'s group', async (t) => {
+  if (!need(t, binding.hasPidfdGroupSignal(), 'PIDFD_SIGNAL_PROCESS_GROUP (Linux 6.9+)')) return;
   // A new session: sh leads the group; its two sleeps are members.
   const leader = spawn('sh', ['-c', 'sleep 30 & sleep 30 & echo ready; wait'], { detached: true, stdio: ['ignore', 'pipe', 'ignore'] });
   t.after(() => { try { process.kill(-leader.pid, 'SIGKILL'); } catch {} });
