@@ -55,13 +55,13 @@ struct Shared {
 // Everything below, until execve, runs in the child: raw system calls only (no locks, no malloc,
 // no library state). The glibc syscall() wrapper stores errno in the parent thread's TLS, which
 // the child shares; the parent is suspended and does not rely on errno across the clone.
-[[noreturn]] void ChildFail(Shared* s, int stage, int err) {
+[[noreturn]] PROCPIN_NO_SANITIZE void ChildFail(Shared* s, int stage, int err) {
   s->err = err;
   s->stage = stage;
   for (;;) syscall(SYS_exit_group, 127);
 }
 
-int ChildMain(void* arg) {
+PROCPIN_NO_SANITIZE int ChildMain(void* arg) {
   Shared* s = static_cast<Shared*>(arg);
   const Request& r = *s->req;
 

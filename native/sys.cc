@@ -38,7 +38,7 @@ struct LinuxDirent64 {
 };
 
 // Parses a decimal fd name; -1 for anything else ("." and "..").
-int ParseFd(const char* s) {
+PROCPIN_NO_SANITIZE int ParseFd(const char* s) {
   if (*s < '0' || *s > '9') return -1;
   long v = 0;
   for (; *s; ++s) {
@@ -49,7 +49,7 @@ int ParseFd(const char* s) {
   return static_cast<int>(v);
 }
 
-inline int ActOn(int fd, unsigned flags) {
+PROCPIN_NO_SANITIZE inline int ActOn(int fd, unsigned flags) {
   if (flags & kCloseRangeCloexec) {
     int fl = static_cast<int>(syscall(SYS_fcntl, fd, F_GETFD));
     if (fl >= 0 && !(fl & FD_CLOEXEC)) syscall(SYS_fcntl, fd, F_SETFD, fl | FD_CLOEXEC);
@@ -77,7 +77,7 @@ int Waitid(int idtype, unsigned id, siginfo_t* info, int options) {
   return Ret(r);
 }
 
-int CloseRangeLoop(unsigned first, unsigned last, unsigned flags) {
+PROCPIN_NO_SANITIZE int CloseRangeLoop(unsigned first, unsigned last, unsigned flags) {
   if (first > last || (flags & ~(kCloseRangeUnshare | kCloseRangeCloexec))) return -EINVAL;
   if (flags & kCloseRangeUnshare) {
     if (syscall(SYS_unshare, CLONE_FILES) < 0) return -errno;
@@ -115,7 +115,7 @@ int CloseRangeLoop(unsigned first, unsigned last, unsigned flags) {
   return 0;
 }
 
-int CloseRange(unsigned first, unsigned last, unsigned flags) {
+PROCPIN_NO_SANITIZE int CloseRange(unsigned first, unsigned last, unsigned flags) {
   long r = syscall(SYS_close_range, first, last, flags);
   if (r == 0) return 0;
   int e = errno;

@@ -7,6 +7,10 @@
 #include <signal.h>
 #include <sys/types.h>
 
+// For code that runs in a CLONE_VM child (on its own stack, frames that never return):
+// sanitizer instrumentation there would leave the shared memory's shadow poisoned for the parent.
+#define PROCPIN_NO_SANITIZE __attribute__((no_sanitize("address", "undefined")))
+
 namespace procpin::sys {
 
 // Kernel ABI constants that older userspace headers may lack.
@@ -26,9 +30,9 @@ int Waitid(int idtype, unsigned id, siginfo_t* info, int options);
 // close_range(2), or on ENOSYS an equivalent loop over /proc/self/fd (then over the fd limit).
 // The loop honours CLOSE_RANGE_UNSHARE and CLOSE_RANGE_CLOEXEC. Async-signal-safe: it uses
 // only raw syscalls and a stack buffer, so the spawn child may call it.
-int CloseRange(unsigned first, unsigned last, unsigned flags);
+PROCPIN_NO_SANITIZE int CloseRange(unsigned first, unsigned last, unsigned flags);
 // The loop alone (exposed so that tests can compare it with the syscall).
-int CloseRangeLoop(unsigned first, unsigned last, unsigned flags);
+PROCPIN_NO_SANITIZE int CloseRangeLoop(unsigned first, unsigned last, unsigned flags);
 // flock(2), retried on EINTR (a signal handler's interruption is not an answer).
 int Flock(int fd, int op);
 // flock(2) once: EINTR is returned, so that another thread can interrupt a blocked wait.

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnGroup } from '../dist/index.js';
-import { liveMembers } from './helpers.mjs';
+import { liveMembers, waitFor } from './helpers.mjs';
 
 test('a lone leader that exits on its own reports killed: false with the default killSignal', async () => {
   const g = spawnGroup('true', [], { stdio: 'ignore' });
@@ -28,7 +28,9 @@ test('with killSignal SIGKILL a member still running when the leader exits is re
   const g = spawnGroup('sh', ['-c', 'sleep 30 & exit 0'], { stdio: 'ignore', killSignal: 'SIGKILL' });
   const r = await g.closed;
   assert.equal(r.killed, true);
-  assert.deepEqual(liveMembers(g.pgid), []);
+  // The SIGKILL is delivered; the member dies when it is next scheduled (a loaded machine may
+  // show it in state R for a moment).
+  await waitFor(() => liveMembers(g.pgid).length === 0, { timeout: 2000, what: 'the killed member to die' });
 });
 
 test('a lone leader that exits on its own reports killed: false with grace 0', async () => {
