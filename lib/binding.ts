@@ -121,7 +121,7 @@ export interface NativeBinding {
   spawn(
     candidates: string[],
     argv: string[],
-    env: string[],
+    env: string[] | null,
     cwd: string | null,
     stdio: number[],
     group: number,

@@ -7,6 +7,7 @@
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { isMainThread } from 'node:worker_threads';
 import type { Duplex, Readable, Writable } from 'node:stream';
 import { binding, type NativeChildHandle, type RawWaitInfo } from './binding';
 import { codedError, errnoException } from './errors';
@@ -333,7 +334,7 @@ interface SpawnSpec {
   args: string[];
   candidates: string[];
   argv: string[];
-  env: string[];
+  env: string[] | null;
   cwd: string | null;
   stdio: number[];
   group: number;
@@ -399,8 +400,10 @@ export function spawn(
   if (opts.env !== undefined && (opts.env === null || typeof opts.env !== 'object')) {
     throw invalidArgType('options.env', 'of type object', opts.env, spawn);
   }
-  const env: string[] = [];
-  for (const key of Object.keys(envSource)) {
+  // Without options.env, the main thread hands over its own environment natively (process.env
+  // is environ there); a Worker's process.env is a copy of its own, so it is copied.
+  const env: string[] | null = opts.env === undefined && isMainThread ? null : [];
+  if (env !== null) for (const key of Object.keys(envSource)) {
     const value = envSource[key];
     if (value === undefined) continue;
     validateCString(key, `options.env['${key}']`, spawn);

@@ -34,3 +34,35 @@ test('an env value that cannot become a string is refused before anything starts
   assert.throws(() => spawn('true', [], { env: { A: Symbol('x') }, stdio: 'ignore' }), TypeError);
   assert.deepEqual(openFds(), before);
 });
+
+test('without options.env the child gets process.env as it is now, set and deleted variables included', async () => {
+  process.env.PROCPIN_SPEC_SET = 'yes';
+  process.env.PROCPIN_SPEC_GONE = 'still here';
+  delete process.env.PROCPIN_SPEC_GONE;
+  try {
+    const c = spawn('sh', ['-c', 'test "$PROCPIN_SPEC_SET" = yes && test -z "${PROCPIN_SPEC_GONE+x}"'], { stdio: 'ignore' });
+    const info = await c.exited;
+    c.reap();
+    assert.equal(info.exitCode, 0);
+  } finally {
+    delete process.env.PROCPIN_SPEC_SET;
+  }
+});
+
+test("a child spawned from a Worker gets the Worker's own process.env", async () => {
+  const { Worker } = await import('node:worker_threads');
+  const code = `
+    const { parentPort } = require('node:worker_threads');
+    const { spawn } = require(${JSON.stringify(new URL('../dist/index.js', import.meta.url).pathname)});
+    process.env.PROCPIN_SPEC_WORKER = 'worker';
+    const c = spawn('sh', ['-c', 'test "$PROCPIN_SPEC_WORKER" = worker'], { stdio: 'ignore' });
+    c.exited.then((i) => { c.reap(); parentPort.postMessage(i.exitCode); });`;
+  const w = new Worker(code, { eval: true });
+  const exitCode = await new Promise((resolve, reject) => {
+    w.once('message', resolve);
+    w.once('error', reject);
+  });
+  await w.terminate();
+  assert.equal(exitCode, 0);
+  assert.equal(process.env.PROCPIN_SPEC_WORKER, undefined);
+});
