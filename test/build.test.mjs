@@ -12,7 +12,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { need, root, tmpDir } from './helpers.mjs';
 
@@ -143,7 +143,21 @@ test('npm pack gives a tarball with the prebuild; it installs offline into an em
   const project = join(work.path, 'empty');
   mkdirSync(project);
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'empty', version: '1.0.0', private: true }));
-  await sh('npm', ['install', tgz, '--offline', '--no-audit', '--no-fund'], { cwd: project });
+  // Installed as on a machine without a compiler: PATH holds node and npm and nothing else (no
+  // cc, c++, make or python3), so anything but the prebuild would fail to install.
+  const bare = join(work.path, 'bare-bin');
+  mkdirSync(bare);
+  symlinkSync(process.execPath, join(bare, 'node'));
+  const npmCli = join(dirname(process.execPath), '..', 'lib', 'node_modules', 'npm', 'bin', 'npm-cli.js');
+  writeFileSync(join(bare, 'npm'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(npmCli)} "$@"\n`, { mode: 0o755 });
+  for (const tool of ['cc', 'gcc', 'g++', 'c++', 'make', 'python3']) {
+    const found = await sh('/bin/sh', ['-c', `command -v ${tool} || true`], { env: { PATH: bare } });
+    assert.equal(found.stdout.trim(), '', `${tool} is out of reach`);
+  }
+  await sh(join(bare, 'npm'), ['install', tgz, '--offline', '--no-audit', '--no-fund'], {
+    cwd: project,
+    env: { ...process.env, PATH: bare, npm_config_nodedir: '' },
+  });
   const installed = join(project, 'node_modules', 'procpin');
   assert.ok(!existsSync(join(installed, 'build')), 'nothing was compiled at install: the prebuild serves');
   assert.deepEqual(readdirSync(join(installed, 'prebuilds', 'linux-x64')), ['procpin.glibc.node']);
