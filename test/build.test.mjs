@@ -143,11 +143,13 @@ test('npm pack gives a tarball with the prebuild; it installs offline into an em
   const project = join(work.path, 'empty');
   mkdirSync(project);
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'empty', version: '1.0.0', private: true }));
-  // Installed as on a machine without a compiler: PATH holds node and npm and nothing else (no
-  // cc, c++, make or python3), so anything but the prebuild would fail to install.
+  // Installed as on a machine without a compiler: PATH holds node, npm and a shell for npm's
+  // scripts, and nothing else (no cc, c++, make or python3), so anything but the prebuild would
+  // fail to install.
   const bare = join(work.path, 'bare-bin');
   mkdirSync(bare);
   symlinkSync(process.execPath, join(bare, 'node'));
+  symlinkSync('/bin/sh', join(bare, 'sh'));
   const npmCli = join(dirname(process.execPath), '..', 'lib', 'node_modules', 'npm', 'bin', 'npm-cli.js');
   writeFileSync(join(bare, 'npm'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(npmCli)} "$@"\n`, { mode: 0o755 });
   for (const tool of ['cc', 'gcc', 'g++', 'c++', 'make', 'python3']) {
