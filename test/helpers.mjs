@@ -104,12 +104,15 @@ export function tmpDir(prefix = 'procpin-test-') {
   return { path: d, [Symbol.dispose]: () => rmSync(d, { recursive: true, force: true }) };
 }
 
-/** Runs a node script (code string) in a child process; resolves with { code, signal, stdout, stderr }. */
-export function runNode(code, { args = [], env = {}, timeout = 30000, input } = {}) {
+/**
+ * Runs a command; resolves with { code, signal, stdout, stderr }; SIGKILLs it after `timeout` ms.
+ * `env` adds variables; `extraStdio` gives child_process stdio entries for descriptors 3 and up.
+ */
+export function runCmd(cmd, args, { env = {}, timeout = 30000, input, extraStdio = [] } = {}) {
   return new Promise((resolve, reject) => {
-    const child = cpSpawn(process.execPath, ['--input-type=module', '-e', code, ...args], {
+    const child = cpSpawn(cmd, args, {
       env: { ...process.env, ...env },
-      stdio: ['pipe', 'pipe', 'pipe'],
+      stdio: ['pipe', 'pipe', 'pipe', ...extraStdio],
     });
     let stdout = '';
     let stderr = '';
@@ -121,8 +124,15 @@ export function runNode(code, { args = [], env = {}, timeout = 30000, input } = 
       clearTimeout(timer);
       resolve({ code, signal, stdout, stderr });
     });
-    child.stdin.end(input ?? '');
+    child.stdin.on('error', () => {}); // EPIPE: a child that exits without reading its stdin
+    if (input) child.stdin.end(input);
+    else child.stdin.end();
   });
+}
+
+/** Runs a node ES module (code string) in a child process; resolves as {@link runCmd}. */
+export function runNode(code, { args = [], ...options } = {}) {
+  return runCmd(process.execPath, ['--input-type=module', '-e', code, ...args], options);
 }
 
 export function sh(cmd) {

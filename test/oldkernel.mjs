@@ -13,10 +13,10 @@
 //
 // The filter program is compiled with `cc` into test/.tmp/ on first use. oldKernelAvailable()
 // says whether that worked; tests should `need(t, oldKernelAvailable(), 'cc and seccomp')`.
-import { spawn as cpSpawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, renameSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { root } from './helpers.mjs';
+import { root, runCmd } from './helpers.mjs';
 
 export const tmp = join(root, 'test', '.tmp');
 
@@ -60,27 +60,8 @@ export function oldKernelAvailable() {
 }
 
 /** Runs a node ES module (code string) under the filter: resolves with { code, signal, stdout, stderr }. */
-export function runOldKernel(
-  code,
-  { args = [], env = {}, timeout = 30000, input, extraStdio = [] } = {},
-) {
+export function runOldKernel(code, { args = [], ...options } = {}) {
   const bin = oldKernelBinary();
   if (!bin) return Promise.reject(new Error(`oldkernel unavailable: ${compileC.lastError}`));
-  return new Promise((resolve, reject) => {
-    const child = cpSpawn(bin, [process.execPath, '--input-type=module', '-e', code, ...args], {
-      env: { ...process.env, ...env },
-      stdio: ['pipe', 'pipe', 'pipe', ...extraStdio],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeout);
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr });
-    });
-    child.stdin.end(input ?? '');
-  });
+  return runCmd(bin, [process.execPath, '--input-type=module', '-e', code, ...args], { timeout: 30000, ...options });
 }
