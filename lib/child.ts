@@ -192,10 +192,13 @@ export class Child {
 
   #settle(info: WaitInfo, reaped: boolean): WaitInfo {
     if (!this.#info) this.#info = info;
-    if (reaped) this.#reaped = true;
-    // Nobody reads the child's stdin any more: close our end, as child_process does at exit
-    // (the output streams stay, to be read to their end).
-    if (this.stdin && !this.stdin.destroyed) this.stdin.destroy();
+    if (reaped) {
+      this.#reaped = true;
+      // Nobody can read the child's stdin any more: close our end once the child is reaped (not
+      // at its exit, where a write still in flight is owed its EPIPE). The output streams stay,
+      // to be read to their end.
+      if (this.stdin && !this.stdin.destroyed) this.stdin.destroy();
+    }
     this.#resolve(this.#info);
     return this.#info;
   }
