@@ -30,6 +30,16 @@ function library(): Library {
   return require('./index') as Library;
 }
 
+/** The library, or null after saying on stderr why it cannot load (the caller exits 125). */
+function loadLibrary(): Library | null {
+  try {
+    return library();
+  } catch (e) {
+    err(`procpin: cannot load procpin: ${firstLine(e)}\n`);
+    return null;
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Exit statuses and errors
 
@@ -441,13 +451,8 @@ async function sweepCommand(args: string[]): Promise<number> {
   if (values.prefix === undefined) throw new UsageError('missing --prefix', 'sweep');
   const dryRun = values['dry-run'] === true;
 
-  let lib: Library;
-  try {
-    lib = library();
-  } catch (e) {
-    err(`procpin: cannot load procpin: ${firstLine(e)}\n`);
-    return EXIT.PROCPIN_FAILED;
-  }
+  const lib = loadLibrary();
+  if (lib === null) return EXIT.PROCPIN_FAILED;
   let report: SweepReport;
   try {
     report = await lib.sweep(dir, { prefix: values.prefix, dryRun });
@@ -558,13 +563,8 @@ async function waitCommand(args: string[]): Promise<number> {
   const timeoutMs = values.timeout === undefined ? 0 : parseDuration(values.timeout, 'timeout');
   const verbose = values.verbose === true;
 
-  let lib: Library;
-  try {
-    lib = library();
-  } catch (e) {
-    err(`procpin: cannot load procpin: ${firstLine(e)}\n`);
-    return EXIT.PROCPIN_FAILED;
-  }
+  const lib = loadLibrary();
+  if (lib === null) return EXIT.PROCPIN_FAILED;
   // Every pidfd is opened before any wait starts: a pid named on the command line is pinned to
   // the process it names now, and a reuse later cannot be mistaken for it.
   const handles: { pid: number; handle: Watch }[] = [];

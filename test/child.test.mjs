@@ -13,6 +13,7 @@ import {
   isGone,
   need,
   openFds,
+  ourZombies,
   pkg,
   procStat,
   procState,
@@ -30,16 +31,6 @@ function tmpDir(t) {
   return d;
 }
 
-/** Zombie children of this process. */
-function ourZombies() {
-  const out = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    const st = procStat(Number(name));
-    if (st && st.ppid === process.pid && st.state === 'Z') out.push(st.pid);
-  }
-  return out;
-}
 
 function collect(stream) {
   return new Promise((resolve, reject) => {

@@ -12,7 +12,7 @@ import { spawnGroup as realSpawnGroup, groupSignalsUsePidfd, ProcessGroup, GROUP
 import { createRequire } from 'node:module';
 
 const { binding } = createRequire(import.meta.url)('../dist/binding.js');
-import { isGone, procStatus, runNode, liveMembers, openFds, procStat, procState, tmpDir, waitFor } from './helpers.mjs';
+import { isGone, procStatus, runNode, liveMembers, openFds, ourZombies, procStat, procState, tmpDir, waitFor } from './helpers.mjs';
 
 const STRESS = process.env.PROCPIN_STRESS === '1';
 const expectPidfd = process.env.PROCPIN_EXPECT_GROUP_PATH;
@@ -33,16 +33,6 @@ function pidsIn(file) {
   return readFileSync(file, 'utf8').split(/\s+/).filter(Boolean).map(Number);
 }
 
-/** Our own zombie children: what a leak of unreaped leaders would look like. */
-function ourZombies() {
-  const out = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    const st = procStat(Number(name));
-    if (st && st.ppid === process.pid && st.state === 'Z') out.push(st.pid);
-  }
-  return out;
-}
 
 /** Collects the diagnostics phases of one group. */
 function phasesOf(pidRef) {

@@ -62,6 +62,17 @@ export function liveMembers(pgid) {
   return out;
 }
 
+/** Zombie children of this process (pids): what a leak of unreaped children looks like. */
+export function ourZombies() {
+  const out = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const st = procStat(Number(name));
+    if (st && st.ppid === process.pid && st.state === 'Z') out.push(st.pid);
+  }
+  return out;
+}
+
 /** Descriptor numbers open in this process. */
 export function openFds(pid = 'self') {
   return readdirSync(`/proc/${pid}/fd`).map(Number).sort((a, b) => a - b);
