@@ -128,6 +128,8 @@ export interface NativeBinding {
     pdeathsig: number,
     closeFds: boolean,
     onExit: (result: RawWaitInfo | number, reaped: boolean) => void,
+    /** [uid, gid], -1 = unchanged. */
+    creds?: [number, number],
   ): NativeSpawned | NativeSpawnFailure | number;
   /** A pidfd watch on any process; `onExit(0)` when it exits. */
   openProcess(pid: number, onExit: (result: number) => void): NativeChildHandle | number;

@@ -137,7 +137,7 @@ export class GroupCleanup {
   readonly closed: Promise<GroupResult>;
 
   private readonly ops: GroupOps;
-  private readonly policy: GroupPolicy;
+  private policy: GroupPolicy;
   // True while the pgid is provably ours: the leader is unreaped and no signal said ESRCH.
   // Cleared before the reap, so nothing can be sent to the number once it may be reissued.
   private ours = true;
@@ -210,8 +210,13 @@ export class GroupCleanup {
     this.send(SIGKILL);
   }
 
-  /** Starts the cleanup once; every call returns {@link closed}. */
-  stop(): Promise<GroupResult> {
+  /**
+   * Starts the cleanup once; every call returns {@link closed}. `choice` (killSignal, grace)
+   * replaces the policy's for this cleanup when it is the one that starts it; a cleanup already
+   * under way keeps its own.
+   */
+  stop(choice?: Partial<Pick<GroupPolicy, 'killSignal' | 'killSignalName' | 'grace'>>): Promise<GroupResult> {
+    if (!this.cleaning && choice) this.policy = { ...this.policy, ...choice };
     this.request('stop');
     return this.closed;
   }

@@ -8,7 +8,16 @@
 import * as diagnostics from 'node:diagnostics_channel';
 import * as os from 'node:os';
 import { binding } from './binding';
-import { Child, spawn, type SpawnOptions } from './child';
+import * as fs from 'node:fs';
+import {
+  Child,
+  prepareSpawn,
+  SPAWN_OPTIONS,
+  spawnArguments,
+  startChild,
+  type SpawnOptions,
+} from './child';
+import { TerminalJob } from './jobcontrol';
 import { codedError } from './errors';
 import {
   GroupCleanup,
@@ -21,10 +30,11 @@ import {
 import type { Signal } from './primitives';
 import {
   INT32_MAX,
-  invalidArgType,
   invalidArgValue,
+  readOptions,
   signalName,
   validateAbortSignal,
+  validateBoolean,
   validateInteger,
   validateObject,
   validateSignal,
@@ -61,18 +71,36 @@ export function groupSignalsUsePidfd(): boolean {
 /** Options of {@link spawnGroup}: those of `spawn`, plus the cleanup's. */
 export interface SpawnGroupOptions extends Omit<SpawnOptions, 'processGroup' | 'parentDeathSignal'> {
   /** The group is always new: `'new'` (the default) or `'session'` (a new session, which is a new group too). */
-  processGroup?: 'new' | 'session';
+  processGroup?: 'new' | 'session' | undefined;
   /** Sent to the group first. Default `'SIGTERM'`. */
-  killSignal?: Signal;
+  killSignal?: Signal | undefined;
   /** Milliseconds between `killSignal` and SIGKILL. Default 5000. */
-  grace?: number;
+  grace?: number | undefined;
   /** Milliseconds the leader may run; then the group is stopped. 0 or absent: no limit. */
-  timeout?: number;
+  timeout?: number | undefined;
   /** Aborting it stops the group. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** What the leader gets when the spawning thread exits. Default `'SIGKILL'`; `null` for none. */
-  parentDeathSignal?: Signal | null;
+  parentDeathSignal?: Signal | null | undefined;
+  /**
+   * On a controlling terminal, the group is the terminal's foreground process group while the
+   * leader runs (it can read the terminal and set its modes; ^C and ^Z reach it), and the
+   * terminal goes back to this process's group afterwards with its modes restored, as a shell
+   * does with a job. Without a controlling terminal it does nothing. Default `false`.
+   */
+  foreground?: boolean | undefined;
 }
+
+/** What {@link ProcessGroup.stop} may choose at stop time. */
+export interface StopOptions {
+  /** Sent to the group first, instead of the group's `killSignal`. */
+  signal?: Signal | undefined;
+  /** Milliseconds before SIGKILL, instead of the group's `grace`. */
+  grace?: number | undefined;
+}
+
+/** The names {@link spawnGroup} reads from its options. @internal */
+export const GROUP_OPTIONS: readonly string[] = [...SPAWN_OPTIONS, 'grace', 'foreground'];
 
 /**
  * Live (non-zombie) processes whose pgid is `pgid`, counted up to `limit`; `'unknown'` when `/proc`
@@ -238,17 +266,37 @@ export class ProcessGroup {
   }
 
   /**
-   * Stops the group: killSignal to every member, up to `grace` ms for them to go, then SIGKILL,
-   * then the leader is reaped. Runs once; concurrent and later calls return the same promise,
-   * which is {@link closed}.
+   * Stops the group: killSignal (or `signal`) to every member, up to the group's `grace` (or
+   * `grace`) ms for them to go, then SIGKILL, then the leader is reaped. Runs once; concurrent
+   * and later calls return the same promise, which is {@link closed}, and a cleanup already
+   * under way keeps the signal and grace it started with.
    */
-  stop(): Promise<GroupResult> {
-    return this.#cleanup.stop();
+  stop(options?: StopOptions): Promise<GroupResult> {
+    if (options === undefined) return this.#cleanup.stop();
+    let o: Partial<StopOptions>;
+    try {
+      o = readOptions<StopOptions>(options, 'options', ['signal', 'grace'], this.stop);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const choice: { killSignal?: number; killSignalName?: string; grace?: number } = {};
+    try {
+      if (o.signal !== undefined) {
+        choice.killSignal = validateSignal(o.signal, 'options.signal', this.stop);
+        choice.killSignalName = signalName(choice.killSignal) ?? String(choice.killSignal);
+      }
+      if (o.grace !== undefined) {
+        choice.grace = validateInteger(o.grace, 'options.grace', 0, INT32_MAX, this.stop);
+      }
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.#cleanup.stop(choice);
   }
 
-  /** {@link stop}. */
-  [Symbol.asyncDispose](): Promise<GroupResult> {
-    return this.stop();
+  /** {@link stop}, as `await using` calls it. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.stop();
   }
 }
 
@@ -273,32 +321,45 @@ export function spawnGroup(
   argsOrOptions?: readonly string[] | SpawnGroupOptions,
   maybeOptions?: SpawnGroupOptions,
 ): ProcessGroup {
-  let args: readonly string[] = [];
-  let options: SpawnGroupOptions | undefined = maybeOptions;
-  if (Array.isArray(argsOrOptions)) {
-    args = argsOrOptions;
-  } else if (argsOrOptions !== undefined && argsOrOptions !== null) {
-    if (typeof argsOrOptions !== 'object' || maybeOptions !== undefined) {
-      throw invalidArgType('args', 'an instance of Array', argsOrOptions, spawnGroup);
-    }
-    options = argsOrOptions as SpawnGroupOptions;
-  }
-  if (options === undefined) options = {};
-  validateObject(options, 'options', spawnGroup);
-  const killSignal = validateSignal(options.killSignal ?? 'SIGTERM', 'options.killSignal', spawnGroup);
-  const grace = validateInteger(options.grace ?? 5000, 'options.grace', 0, INT32_MAX, spawnGroup);
-  const timeout = validateInteger(options.timeout ?? 0, 'options.timeout', 0, INT32_MAX, spawnGroup);
-  const abort = validateAbortSignal(options.signal, 'options.signal', spawnGroup);
-  const pg = options.processGroup ?? 'new';
+  const [args, options] = spawnArguments(file, argsOrOptions, maybeOptions, spawnGroup);
+  // Read once: validation, the spawn and the cleanup all see the same values.
+  const opts = readOptions<SpawnGroupOptions>(options, 'options', GROUP_OPTIONS, spawnGroup);
+  const killSignal = validateSignal(opts.killSignal ?? 'SIGTERM', 'options.killSignal', spawnGroup);
+  const grace = validateInteger(opts.grace ?? 5000, 'options.grace', 0, INT32_MAX, spawnGroup);
+  const timeout = validateInteger(opts.timeout ?? 0, 'options.timeout', 0, INT32_MAX, spawnGroup);
+  const abort = validateAbortSignal(opts.signal, 'options.signal', spawnGroup);
+  const foreground =
+    opts.foreground === undefined ? false : validateBoolean(opts.foreground, 'options.foreground', spawnGroup);
+  const pg = opts.processGroup ?? 'new';
   if (pg !== 'new' && pg !== 'session') {
     throw invalidArgValue('options.processGroup', pg, "must be 'new' or 'session'", spawnGroup);
   }
-  const { killSignal: _k, grace: _g, timeout: _t, signal: _s, ...spawnOptions } = options;
-  const leader = spawn(file, args, {
-    ...spawnOptions,
-    processGroup: pg,
-    parentDeathSignal: options.parentDeathSignal === undefined ? 'SIGKILL' : options.parentDeathSignal,
-  } as SpawnOptions);
+  const { killSignal: _k, grace: _g, timeout: _t, signal: _s, foreground: _f, ...spawnOptions } = opts;
+  const spec = prepareSpawn(
+    file,
+    args,
+    {
+      ...spawnOptions,
+      processGroup: pg,
+      parentDeathSignal: opts.parentDeathSignal === undefined ? 'SIGKILL' : opts.parentDeathSignal,
+    } as SpawnOptions,
+    spawnGroup,
+  );
+  // The abort listener goes on before anything starts: a look-alike signal whose
+  // addEventListener throws leaves no leader running.
+  let abortFn: (() => void) | null = null;
+  const onAbort = () => abortFn?.();
+  abort?.addEventListener('abort', onAbort, { once: true });
+  let leader: Child;
+  let tty: ForegroundTerminal | null = null;
+  try {
+    if (foreground) tty = ForegroundTerminal.open();
+    leader = startChild(spec);
+  } catch (err) {
+    abort?.removeEventListener('abort', onAbort);
+    tty?.close();
+    throw err;
+  }
   // The group reaps its leader, last: a reap (or close, which reaps at exit) by anyone else would
   // free the pgid while members may still run, and the group could no longer signal them.
   Child.setGuard(leader, (caller) => {
@@ -309,8 +370,15 @@ export function spawnGroup(
       caller,
     );
   });
+  const ops = kernelOps(leader, abort);
+  ops.onAbort = abort
+    ? (fn) => {
+        abortFn = fn;
+        return () => abort.removeEventListener('abort', onAbort);
+      }
+    : undefined;
   const cleanup = new GroupCleanup(
-    kernelOps(leader, abort),
+    ops,
     {
       pid: leader.pid,
       killSignal,
@@ -322,12 +390,67 @@ export function spawnGroup(
     leader.exited,
   );
   live.add(cleanup);
-  cleanup.onReleased = () => live.delete(cleanup);
+  cleanup.onReleased = () => {
+    live.delete(cleanup);
+    tty?.close();
+  };
   if (!exitHooked) {
     exitHooked = true;
     process.on('exit', killLiveGroups);
   }
-  return new ProcessGroup(kInternal, leader, cleanup);
+  const group = new ProcessGroup(kInternal, leader, cleanup);
+  tty?.start(group, cleanup.exited);
+  return group;
+}
+
+// `foreground: true`: the job control of `procpin run` (lib/jobcontrol.ts) on this process's
+// controlling terminal, opened as /dev/tty (whatever the stdio), for one group's lifetime.
+class ForegroundTerminal {
+  #fd: number;
+  #job: TerminalJob | null;
+
+  private constructor(fd: number, job: TerminalJob | null) {
+    this.#fd = fd;
+    this.#job = job;
+  }
+
+  /** The controlling terminal, or an inert object when there is none. */
+  static open(): ForegroundTerminal {
+    let fd = -1;
+    try {
+      fd = fs.openSync('/dev/tty', fs.constants.O_RDWR | fs.constants.O_NOCTTY);
+    } catch {
+      return new ForegroundTerminal(-1, null); // ENXIO: no controlling terminal
+    }
+    const job = TerminalJob.attach(fd, () => {});
+    if (!job) {
+      fs.closeSync(fd);
+      return new ForegroundTerminal(-1, null);
+    }
+    return new ForegroundTerminal(fd, job);
+  }
+
+  start(group: ProcessGroup, exited: Promise<unknown>): void {
+    const job = this.#job;
+    if (!job) return;
+    job.start({
+      pid: group.pid,
+      pgid: group.pgid,
+      signal: (sig) => group.signal(sig),
+    });
+    exited.then(
+      () => job.leaderExited(),
+      () => job.leaderExited(),
+    );
+  }
+
+  close(): void {
+    const job = this.#job;
+    this.#job = null;
+    job?.end();
+    if (this.#fd >= 0) fs.closeSync(this.#fd);
+    this.#fd = -1;
+  }
 }
 
 // Groups not yet released. When this process exits with groups still running, no event loop is

@@ -27,7 +27,7 @@ export type { SpawnOptions, StdioEntry } from './child';
 
 // Layer 3a: zombie-reserved group cleanup (lib/group.ts).
 export { spawnGroup, ProcessGroup, groupSignalsUsePidfd, GROUP_CHANNEL } from './group';
-export type { SpawnGroupOptions, GroupResult, GroupState, GroupPhase } from './group';
+export type { SpawnGroupOptions, StopOptions, GroupResult, GroupState, GroupPhase } from './group';
 
 // Layer 3b: dead-pid sweeping (lib/sweep.ts).
 export { sweep, claim, claimPidfile, Claim, Pidfile, SWEEP_CHANNEL } from './sweep';

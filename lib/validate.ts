@@ -171,3 +171,34 @@ export function validateSignal(
 function unknownSignal(value: unknown, caller?: Caller) {
   return codedError(TypeError, 'ERR_UNKNOWN_SIGNAL', `Unknown signal: ${String(value)}`, caller);
 }
+
+/**
+ * Reads `options` once: every name in `known` is read exactly one time (a getter runs once, so
+ * it cannot answer one thing to validation and another to the spawn), into a plain object. An
+ * own enumerable name outside `known` whose value is not `undefined` throws
+ * `ERR_INVALID_ARG_VALUE` naming it: an option that is silently ignored (a `uid`, a `detached`)
+ * is a security or lifetime bug. `unsupported` names are known but refused, with `why`.
+ */
+export function readOptions<T extends object>(
+  options: unknown,
+  name: string,
+  known: readonly string[],
+  caller?: Caller,
+  unsupported: Readonly<Record<string, string>> = {},
+): Partial<T> {
+  if (options === undefined || options === null) return {};
+  validateObject(options, name, caller);
+  const out: Record<string, unknown> = {};
+  for (const key of known) {
+    const v = (options as Record<string, unknown>)[key];
+    if (v !== undefined) out[key] = v;
+  }
+  for (const key of Object.keys(options)) {
+    if (known.includes(key)) continue;
+    const v = (options as Record<string, unknown>)[key];
+    if (v === undefined) continue;
+    const why = unsupported[key] ?? 'is not an option procpin knows or implements';
+    throw invalidArgValue(`${name}.${key}`, v, why, caller);
+  }
+  return out as Partial<T>;
+}

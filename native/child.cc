@@ -588,13 +588,19 @@ const char* StageName(int stage) {
       return "close_range";
     case spawn::kStageSignals:
       return "sigaction";
+    case spawn::kStageSetgid:
+      return "setgid";
+    case spawn::kStageSetuid:
+      return "setuid";
+    case spawn::kStageNonblock:
+      return "fcntl";
     default:
       return "spawn";
   }
 }
 
-// spawn(candidates, argv, env | null, cwd, stdio, group, pdeathsig, closeFds, onExit)
-//   -> { handle, pid, pidfd, fds } or { errno, stage }
+// spawn(candidates, argv, env | null, cwd, stdio, group, pdeathsig, closeFds, onExit[, creds])
+//   -> { handle, pid, pidfd, fds } or { errno, stage }. creds: [uid, gid], -1 = unchanged.
 Napi::Value Spawn(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   auto* reg = static_cast<Registry*>(info.Data());
@@ -676,6 +682,22 @@ Napi::Value Spawn(const Napi::CallbackInfo& info) {
   req.close_fds = info[7].As<Napi::Boolean>().Value();
   req.stdio = stdio.data();
   req.nstdio = static_cast<int>(stdio.size());
+  if (info.Length() > 9 && !info[9].IsUndefined()) {
+    Napi::Value u = info[9].IsArray() ? info[9].As<Napi::Array>().Get(0u) : Napi::Value();
+    Napi::Value g = info[9].IsArray() ? info[9].As<Napi::Array>().Get(1u) : Napi::Value();
+    if (u.IsEmpty() || g.IsEmpty() || !u.IsNumber() || !g.IsNumber()) {
+      Napi::TypeError::New(env, "creds must be [uid, gid]").ThrowAsJavaScriptException();
+      return Napi::Value();
+    }
+    double ud = u.As<Napi::Number>().DoubleValue(), gd = g.As<Napi::Number>().DoubleValue();
+    if (!(ud >= -1 && ud <= 4294967294.0 && ud == static_cast<long>(ud)) ||
+        !(gd >= -1 && gd <= 4294967294.0 && gd == static_cast<long>(gd))) {
+      Napi::RangeError::New(env, "bad uid or gid").ThrowAsJavaScriptException();
+      return Napi::Value();
+    }
+    req.uid = static_cast<long>(ud);
+    req.gid = static_cast<long>(gd);
+  }
   spawn::Outcome out;
   out.parent_fds = parent_fds.data();
   int r = spawn::Spawn(req, &out);
