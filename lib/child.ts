@@ -184,7 +184,7 @@ export class Child {
     );
     if (typeof r === 'number') throw errnoException(r, 'spawn', { path: spec.file }, spawn);
     if ('errno' in r) {
-      const syscall = r.stage === 'chdir' || r.stage === 'execve' ? r.stage : 'spawn';
+      const syscall = ['chdir', 'execve', 'setuid', 'setgid'].includes(r.stage) ? r.stage : 'spawn';
       const path = r.stage === 'chdir' && spec.cwd !== null ? spec.cwd : spec.file;
       throw errnoException(r.errno, syscall, { path, spawnargs: spec.args }, spawn);
     }

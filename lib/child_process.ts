@@ -13,7 +13,11 @@ import { spawnArguments } from './child';
 import { abortError, errnoException } from './errors';
 import { GROUP_OPTIONS, ProcessGroup, spawnGroup, type SpawnGroupOptions, type StopOptions } from './group';
 import type { GroupResult } from './group-logic';
-import { invalidArgType, readOptions, validateSignal } from './validate';
+import { streamsClosed } from './output';
+import { invalidArgType, outOfRange, readOptions, validateAbortSignal, validateSignal } from './validate';
+
+export { collectOutput, stdioEnded } from './output';
+export type { CollectOptions, GroupOutput, MaxBufferError } from './output';
 
 export type { GroupResult, StopOptions };
 export { ProcessGroup };
@@ -219,8 +223,20 @@ export function spawn(
   maybeOptions?: SpawnOptions,
 ): ChildProcess {
   const [args, options] = spawnArguments(command, argsOrOptions, maybeOptions, spawn);
+  if (options === null) throw invalidArgType('options', 'of type object', options, spawn);
   const opts = readOptions<SpawnOptions>(options, 'options', ADAPTER_OPTIONS, spawn, UNSUPPORTED);
-  const { detached, windowsHide: _wh, windowsVerbatimArguments: _wv, stdio, ...rest } = opts;
+  // child_process's own error codes for these (procpin's spawn says ERR_OUT_OF_RANGE for both).
+  for (const id of ['uid', 'gid'] as const) {
+    const v = opts[id];
+    if (v !== undefined && !(Number.isInteger(v) && v >= 0 && v <= 0xfffffffe)) {
+      throw invalidArgType(`options.${id}`, 'int32', v, spawn);
+    }
+  }
+  if (opts.timeout !== undefined && !(Number.isInteger(opts.timeout) && opts.timeout >= 0)) {
+    throw outOfRange('options.timeout', '>= 0 and <= 2147483647', opts.timeout, spawn);
+  }
+  if (opts.cwd === '') delete opts.cwd; // child_process does not chdir to ''
+  const { detached, windowsHide: _wh, windowsVerbatimArguments: _wv, stdio, signal: abort, ...rest } = opts;
   const groupOptions: SpawnGroupOptions = { ...rest };
   if (detached !== undefined && detached !== false && detached !== true) {
     throw invalidArgType('options.detached', 'of type boolean', detached, spawn);
@@ -236,17 +252,20 @@ export function spawn(
 
   // child_process emits 'error' with an AbortError when its signal aborts; the listener goes on
   // first, so that a signal whose addEventListener throws starts nothing.
-  const abort = opts.signal;
+  // One listener, as child_process has: abort stops the group and emits 'error'.
+  validateAbortSignal(abort, 'options.signal', spawn);
   let child: ChildProcess | null = null;
-  const onAbort = () => child?.emit('error', abortError(abort));
-  if (abort !== undefined && abort !== null && typeof abort.addEventListener === 'function') {
-    abort.addEventListener('abort', onAbort, { once: true });
-  }
+  const onAbort = () => {
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    void child.group?.stop();
+    child.emit('error', abortError(abort));
+  };
+  abort?.addEventListener('abort', onAbort, { once: true });
   let group: ProcessGroup;
   try {
     group = spawnGroup(command, args, groupOptions);
   } catch (err) {
-    abort?.removeEventListener?.('abort', onAbort);
+    abort?.removeEventListener('abort', onAbort);
     const e = err as Partial<SpawnError>;
     if (typeof e.errno !== 'number' || typeof e.syscall !== 'string') throw err;
     return failedStart(spawnfile, spawnargs, stdioList, e.errno);
@@ -291,7 +310,7 @@ function failedStart(
     err.path = spawnfile;
     err.spawnargs = spawnargs.slice(1);
     c.emit('error', err);
-    waitStreams(streams).then(() => {
+    streamsClosed(streams).then(() => {
       c.markClosed();
       c.emit('close', errno, null);
     });
@@ -316,7 +335,7 @@ function watch(c: ChildProcess, group: ProcessGroup, done: () => void): void {
   );
   const streams = c.stdio.slice(1);
   group.closed.then(
-    (result) => waitStreams(streams).then(() => {
+    (result) => streamsClosed(streams).then(() => {
       // A leader whose status was lost still closes; its code and signal are what the group says.
       if (c.exitCode === null && c.signalCode === null) {
         if (result.signal !== null) c.signalCode = result.signal as NodeJS.Signals;
@@ -331,15 +350,4 @@ function watch(c: ChildProcess, group: ProcessGroup, done: () => void): void {
       c.emit('close', c.exitCode, c.signalCode);
     },
   );
-}
-
-/** Resolves when each readable stream (child descriptors 1 and up) has closed. @internal */
-export function waitStreams(streams: ReadonlyArray<Readable | Writable | Duplex | null | undefined>): Promise<void> {
-  return Promise.all(
-    streams.map((s) =>
-      !s || (s as { closed?: boolean }).closed || s.destroyed
-        ? undefined
-        : new Promise<void>((resolve) => s.once('close', () => resolve())),
-    ),
-  ).then(() => {});
 }

@@ -29,6 +29,10 @@ export type { SpawnOptions, StdioEntry } from './child';
 export { spawnGroup, ProcessGroup, groupSignalsUsePidfd, GROUP_CHANNEL } from './group';
 export type { SpawnGroupOptions, StopOptions, GroupResult, GroupState, GroupPhase } from './group';
 
+// Collecting a child's or a group's output (lib/output.ts).
+export { collectOutput, stdioEnded } from './output';
+export type { CollectOptions, GroupOutput, ChildOutput, MaxBufferError } from './output';
+
 // Layer 3b: dead-pid sweeping (lib/sweep.ts).
 export { sweep, claim, claimPidfile, Claim, Pidfile, SWEEP_CHANNEL } from './sweep';
 export type {
