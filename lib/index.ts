@@ -19,7 +19,8 @@ export {
 } from './primitives';
 export type { Signal, FlockOptions } from './primitives';
 export type { WaitInfo, WaitCode } from './waitinfo';
-export type { ProcpinSystemError } from './errors';
+export type { ProcpinSystemError, ProcpinLockedError } from './errors';
+export { isLockedError } from './errors';
 
 // Layer 2: children the addon owns (lib/child.ts).
 export { spawn, Child, openProcess, ProcessHandle } from './child';
