@@ -296,3 +296,59 @@ test('Symbol.asyncDispose (what await using calls) stops the group and waits for
   assert.ok(closed);
   assert.ok(isGone(c.pid));
 });
+
+test('undefined, null and [] all stand for "no args" and the options still apply (Node: test-child-process-spawn-args)', async () => {
+  const dir = tmpdir();
+  const outs = await Promise.all(
+    [undefined, null, []].map(
+      (args) =>
+        new Promise((resolve) => {
+          const c = spawn('pwd', args, { cwd: dir });
+          let o = '';
+          c.stdout.on('data', (d) => (o += d));
+          c.stdout.on('end', () => resolve(o.trim()));
+        }),
+    ),
+  );
+  assert.deepEqual([...new Set(outs)], [dir]);
+});
+
+test("a child writing 100,000 bytes to an inherited stdout exits 0 (Node: test-child-process-set-blocking)", async () => {
+  // Run under a parent whose stdout is a pipe, as the test runner's is.
+  const code = `
+    const { spawn } = require('procpin/child_process');
+    const c = spawn('sh', ['-c', 'head -c 100000 /dev/zero | tr "\\\\0" C; echo'], { stdio: 'inherit' });
+    c.on('exit', (code) => process.stderr.write('exit ' + code + '\\n'));`;
+  const r = await new Promise((resolve) => {
+    const p = cp.spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'pipe'], cwd: new URL('..', import.meta.url) });
+    let out = 0;
+    let err = '';
+    p.stdout.on('data', (d) => (out += d.length));
+    p.stderr.on('data', (d) => (err += d));
+    p.on('close', () => resolve({ out, err }));
+  });
+  assert.equal(r.err.trim(), 'exit 0');
+  assert.equal(r.out, 100_001);
+});
+
+test("stdin written past its buffer and ended before it drained arrives whole (Node: test-child-process-stdio-big-write-end)", async () => {
+  const c = spawn('wc', ['-c']);
+  let n = '';
+  c.stdout.setEncoding('ascii');
+  c.stdout.on('data', (d) => (n += d));
+  let sent = 0;
+  let size = 0;
+  let buf;
+  do {
+    size += 1024;
+    buf = Buffer.alloc(size, '.');
+    sent += size;
+  } while (c.stdin.write(buf));
+  for (let i = 0; i < 100; i++) {
+    c.stdin.write(Buffer.alloc(size, '.'));
+    sent += size;
+  }
+  c.stdin.end();
+  await new Promise((r) => c.stdout.once('end', r));
+  assert.equal(Number(n.trim()), sent);
+});
