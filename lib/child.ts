@@ -516,12 +516,12 @@ export function prepareSpawn(
 
   let execFile = file;
   let argList: readonly string[] = args;
-  if (opts.shell !== undefined && opts.shell !== false) {
+  if (opts.shell !== undefined && opts.shell !== false && opts.shell !== '') {
     if (opts.shell !== true && typeof opts.shell !== 'string') {
       throw invalidArgType('options.shell', 'of type boolean or string', opts.shell, caller);
     }
+    // '' is no shell, as child_process has it.
     const shell = opts.shell === true ? '/bin/sh' : validateCString(opts.shell, 'options.shell', caller);
-    if (shell.length === 0) throw invalidArgValue('options.shell', shell, 'cannot be empty', caller);
     argList = ['-c', [file, ...args].join(' ')];
     execFile = shell;
   }

@@ -345,8 +345,10 @@ function watch(c: ChildProcess, group: ProcessGroup, done: () => void): void {
       c.emit('close', c.exitCode, c.signalCode);
     }),
     (err: unknown) => {
+      // The leader was lost to a foreign reaper (ERR_PROCPIN_CHILD_LOST): said to whoever
+      // listens, never an uncaught 'error' that child_process would not have thrown either.
       c.markClosed();
-      c.emit('error', err);
+      if (c.listenerCount('error') > 0) c.emit('error', err);
       c.emit('close', c.exitCode, c.signalCode);
     },
   );

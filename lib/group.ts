@@ -398,6 +398,8 @@ export function spawnGroup(
     exitHooked = true;
     process.on('exit', killLiveGroups);
   }
+  // Aborted before the spawn: the cleanup starts on its own, the listener will never fire.
+  if (abort?.aborted) abort.removeEventListener('abort', onAbort);
   const group = new ProcessGroup(kInternal, leader, cleanup);
   tty?.start(group, cleanup.exited);
   return group;

@@ -186,16 +186,16 @@ export function readOptions<T extends object>(
   caller?: Caller,
   unsupported: Readonly<Record<string, string>> = {},
 ): Partial<T> {
-  if (options === undefined || options === null) return {};
-  validateObject(options, name, caller);
+  if (options === undefined) return {};
+  const obj = validateObject<object>(options, name, caller);
   const out: Record<string, unknown> = {};
   for (const key of known) {
-    const v = (options as Record<string, unknown>)[key];
+    const v = (obj as Record<string, unknown>)[key];
     if (v !== undefined) out[key] = v;
   }
-  for (const key of Object.keys(options)) {
+  for (const key of Object.keys(obj)) {
     if (known.includes(key)) continue;
-    const v = (options as Record<string, unknown>)[key];
+    const v = (obj as Record<string, unknown>)[key];
     if (v === undefined) continue;
     const why = unsupported[key] ?? 'is not an option procpin knows or implements';
     throw invalidArgValue(`${name}.${key}`, v, why, caller);

@@ -72,6 +72,9 @@ test('shell: true runs file and args joined by spaces through /bin/sh -c; a stri
   const b = await run('echo $0', [], { shell: '/bin/bash', stdio: ['ignore', 'pipe', 'inherit'] });
   assert.equal(b.out, '/bin/bash\n');
   assert.throws(() => spawn('x', [], { shell: 1 }), { code: 'ERR_INVALID_ARG_TYPE' });
+  const c = await run('echo', ['$0'], { shell: '', stdio: ['ignore', 'pipe', 'inherit'] });
+  assert.equal(c.out, '$0\n', "shell: '' is no shell, as in child_process");
+  assert.throws(() => spawn('true', [], null), { code: 'ERR_INVALID_ARG_TYPE' });
 });
 
 test('an AbortSignal sends killSignal to the child; one aborted already starts it and stops it at once', async () => {
