@@ -346,3 +346,22 @@ test('sweepCgroups reports nothing to do where there is nothing of dead supervis
 });
 
 void CI;
+
+test('procpin run --contain[=MODE] uses it and --verbose says which; a bad MODE is a usage error', async (t) => {
+  if (!need(t, available('pidns') && available('cgroup'), 'pidns and cgroup')) return;
+  const { procpin: cli } = await import('./cli-helpers.mjs');
+  const a = await cli(['run', '--contain', '-v', '--', 'sh', '-c', 'echo $$; exit 4']);
+  assert.equal(a.code, 4);
+  assert.equal(a.stdout, '2\n', 'the command is pid 2 of its namespace');
+  assert.match(a.stderr, /containment: pidns/);
+  const b = await cli(['run', '--contain=cgroup', '--verbose', 'sh', '-c', 'grep -c "^0::/.*procpin-" /proc/self/cgroup; kill -9 $$']);
+  assert.equal(b.code, 137);
+  assert.equal(b.stdout, '1\n');
+  assert.match(b.stderr, /containment: cgroup/);
+  const c = await cli(['run', '--contain=jail', 'true']);
+  assert.equal(c.code, 2);
+  const d = await cli(['sweep', '--cgroups', '--json']);
+  assert.equal(d.code, 0, d.stderr);
+  assert.ok(Array.isArray(JSON.parse(d.stdout).removed));
+  assert.equal((await cli(['sweep', '--cgroups', '--prefix', 'x'])).code, 2);
+});
