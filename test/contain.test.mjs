@@ -297,6 +297,7 @@ test('unprivileged pidns: a user namespace of its own, the uid it would have had
     const end = Date.now() + 5000;
     while (marked().length < 3 && Date.now() < end) await new Promise((r) => setTimeout(r, 5));
     const before = marked().length;
+    while (!out.includes('\\n') && Date.now() < end) await new Promise((r) => setTimeout(r, 5));
     await g.stop();
     const end2 = Date.now() + 2000;
     while (marked().length > 0 && Date.now() < end2) await new Promise((r) => setTimeout(r, 5));
