@@ -159,6 +159,7 @@ export class Child {
   #closed = false;
   #lost: Error | null = null;
   #guard: ((caller: (...a: never[]) => unknown) => void) | null = null;
+  #internalFds: number[] = [];
   #resolve!: (info: WaitInfo) => void;
   #reject!: (err: Error) => void;
 
@@ -180,25 +181,32 @@ export class Child {
       spec.pdeathsig,
       spec.closeFds,
       (result, reaped) => this.#onExit(result, reaped),
+      spec.cgroupProcs ?? -1,
       [spec.uid, spec.gid],
     );
     if (typeof r === 'number') throw errnoException(r, 'spawn', { path: spec.file }, spawn);
     if ('errno' in r) {
       const syscall = ['chdir', 'execve', 'setuid', 'setgid'].includes(r.stage) ? r.stage : 'spawn';
       const path = r.stage === 'chdir' && spec.cwd !== null ? spec.cwd : spec.file;
-      throw errnoException(r.errno, syscall, { path, spawnargs: spec.args }, spawn);
+      const err = errnoException(r.errno, syscall, { path, spawnargs: spec.args }, spawn);
+      // Joining a cgroup (contain: 'cgroup') failed: containment tells that apart.
+      if (r.stage === 'cgroup') Object.defineProperty(err, 'stage', { value: 'cgroup' });
+      throw err;
     }
     this.pid = r.pid;
     this.#handle = r.handle;
     const streams: Array<Readable | Writable | Duplex | null> = [];
+    const own = r.fds.length - (spec.internal ?? 0);
+    this.#internalFds = r.fds.slice(own);
     try {
-      for (let i = 0; i < r.fds.length; i++) {
+      for (let i = 0; i < own; i++) {
         const fd = r.fds[i] ?? -1;
         streams.push(fd < 0 ? null : openStream(fd, i));
       }
     } catch (err) {
       // The caller gets no Child, so none may be left behind: no descriptor, no process.
       for (const st of streams) st?.destroy();
+      this.#internalFds = [];
       for (let i = streams.length; i < r.fds.length; i++) {
         const fd = r.fds[i] ?? -1;
         if (fd >= 0) fs.closeSync(fd);
@@ -211,6 +219,13 @@ export class Child {
     this.stdin = (streams[0] as Writable | null) ?? null;
     this.stdout = (streams[1] as Readable | null) ?? null;
     this.stderr = (streams[2] as Readable | null) ?? null;
+  }
+
+  /** @internal The parent's ends of procpin's own stdio entries (SpawnSpec.internal); once. */
+  static takeInternalFds(child: Child): number[] {
+    const fds = child.#internalFds;
+    child.#internalFds = [];
+    return fds;
   }
 
   /** The pidfd (O_CLOEXEC), or -1: on a kernel without pidfds, and after reap or close. */
@@ -375,7 +390,8 @@ export class Child {
 }
 
 /** @internal */
-interface SpawnSpec {
+/** @internal What is handed to the addon; containment rewrites it (see ./contain). */
+export interface SpawnSpec {
   file: string;
   args: string[];
   candidates: string[];
@@ -388,7 +404,14 @@ interface SpawnSpec {
   closeFds: boolean;
   uid: number;
   gid: number;
+  /** A cgroup's cgroup.procs open for writing: the child joins it first (-1 or absent: none). */
+  cgroupProcs?: number;
+  /** The last `internal` stdio entries are procpin's own: their descriptors get no stream. */
+  internal?: number;
 }
+
+/** @internal A rewrite of the spec just before the spawn (containment's hook). */
+export type SpawnRewrite = (spec: SpawnSpec) => SpawnSpec;
 
 function openStream(fd: number, i: number): Readable | Writable | Duplex {
   // A pipe (0-2) is one-way, a socket pair (3+) both; net.Socket gives child_process's streams:
@@ -585,6 +608,24 @@ export function prepareSpawn(
 /** Starts what {@link prepareSpawn} validated. @internal */
 export function startChild(spec: SpawnSpec): Child {
   return new Child(kInternal, spec);
+}
+
+/**
+ * @internal A group leader's spawn with the spec rewritten just before the addon gets it
+ * (containment's hook). Options are read once, as {@link spawn} reads them; the child's own
+ * `signal`, `timeout` and `killSignal` are the group's business and are not taken here.
+ */
+export function spawnRewritten(
+  file: string,
+  argsOrOptions?: readonly string[] | SpawnOptions,
+  maybeOptions?: SpawnOptions,
+  rewrite?: SpawnRewrite,
+): Child {
+  const [args, options] = spawnArguments(file, argsOrOptions, maybeOptions, spawn);
+  const known = SPAWN_OPTIONS.filter((k) => k !== 'signal' && k !== 'timeout' && k !== 'killSignal');
+  const opts = readOptions<SpawnOptions>(options, 'options', known, spawn);
+  const spec = prepareSpawn(file, args, opts, spawn);
+  return startChild(rewrite ? rewrite(spec) : spec);
 }
 
 /** The paths execvp would try, in order. */

@@ -17,6 +17,7 @@ import {
   startChild,
   type SpawnOptions,
 } from './child';
+import { spawnContained, validateContain, type ContainMode, type Containment, type Holder } from './contain';
 import { TerminalJob } from './jobcontrol';
 import { codedError } from './errors';
 import {
@@ -89,6 +90,12 @@ export interface SpawnGroupOptions extends Omit<SpawnOptions, 'processGroup' | '
    * does with a job. Without a controlling terminal it does nothing. Default `false`.
    */
   foreground?: boolean | undefined;
+  /**
+   * Where nothing can leave the group and the kernel ends it: `'pidns'` (a pid namespace),
+   * `'cgroup'` (a cgroup v2), `'auto'` (the strongest available). Absent: a process group.
+   * See {@link ProcessGroup.containment}.
+   */
+  contain?: ContainMode | undefined;
 }
 
 /** What {@link ProcessGroup.stop} may choose at stop time. */
@@ -100,7 +107,7 @@ export interface StopOptions {
 }
 
 /** The names {@link spawnGroup} reads from its options. @internal */
-export const GROUP_OPTIONS: readonly string[] = [...SPAWN_OPTIONS, 'grace', 'foreground'];
+export const GROUP_OPTIONS: readonly string[] = [...SPAWN_OPTIONS, 'grace', 'foreground', 'contain'];
 
 /**
  * Live (non-zombie) processes whose pgid is `pgid`, counted up to `limit`; `'unknown'` when `/proc`
@@ -140,7 +147,18 @@ function memberScanner(pgid: number): GroupOps['scanMembers'] {
   };
 }
 
-function kernelOps(leader: Child, abort: AbortSignal | undefined): GroupOps {
+function kernelOps(leader: Child, abort: AbortSignal | undefined, holder: Holder | null): GroupOps {
+  const ops = processGroupOps(leader, abort);
+  if (holder === null) return ops;
+  const { signalGroup, scanMembers } = ops;
+  return {
+    ...ops,
+    signalGroup: (sig) => holder.signal(sig, signalGroup),
+    scanMembers: () => holder.members(scanMembers),
+  };
+}
+
+function processGroupOps(leader: Child, abort: AbortSignal | undefined): GroupOps {
   const pgid = leader.pid;
   const scanMembers = memberScanner(pgid);
   return {
@@ -235,17 +253,33 @@ export class ProcessGroup {
   readonly exited: Promise<WaitInfo>;
   /** Resolves when the group was cleaned and the leader reaped. Never rejects. */
   readonly closed: Promise<GroupResult>;
+  /**
+   * What holds the group's processes: `'pidns'` (a pid namespace: `pid` is then procpin-init's,
+   * the command's parent's parent), `'cgroup'` (a cgroup v2), or `'group'` (the process group
+   * alone: a member may leave it by setsid/setpgid, and a SIGKILLed supervisor leaves members).
+   */
+  readonly containment: Containment;
+  /** @internal Why `contain: 'auto'` did not use a stronger one. */
+  readonly containmentFallback: readonly string[];
   readonly #cleanup: GroupCleanup;
 
   /** @internal Use {@link spawnGroup}. */
-  constructor(token: typeof kInternal, leader: Child, cleanup: GroupCleanup) {
+  constructor(
+    token: typeof kInternal,
+    leader: Child,
+    cleanup: GroupCleanup,
+    holder: Holder | null = null,
+  ) {
     if (token !== kInternal) throw new TypeError('Illegal constructor: use spawnGroup()');
     this.pid = leader.pid;
     this.pgid = leader.pid;
     this.leader = leader;
     this.#cleanup = cleanup;
     this.exited = cleanup.exited;
-    this.closed = cleanup.closed;
+    this.containment = holder?.kind ?? 'group';
+    this.containmentFallback = holder?.fallback ?? [];
+    // A cgroup is removed (once empty) before the group counts as closed.
+    this.closed = holder ? cleanup.closed.then(async (r) => (await holder.release(), r)) : cleanup.closed;
   }
 
   /**
@@ -272,7 +306,10 @@ export class ProcessGroup {
    * under way keeps the signal and grace it started with.
    */
   stop(options?: StopOptions): Promise<GroupResult> {
-    if (options === undefined) return this.#cleanup.stop();
+    if (options === undefined) {
+      void this.#cleanup.stop();
+      return this.closed;
+    }
     let o: Partial<StopOptions>;
     try {
       o = readOptions<StopOptions>(options, 'options', ['signal', 'grace'], this.stop);
@@ -291,7 +328,8 @@ export class ProcessGroup {
     } catch (err) {
       return Promise.reject(err);
     }
-    return this.#cleanup.stop(choice);
+    void this.#cleanup.stop(choice);
+    return this.closed;
   }
 
   /** {@link stop}, as `await using` calls it. */
@@ -330,31 +368,34 @@ export function spawnGroup(
   const abort = validateAbortSignal(opts.signal, 'options.signal', spawnGroup);
   const foreground =
     opts.foreground === undefined ? false : validateBoolean(opts.foreground, 'options.foreground', spawnGroup);
+  const contain = validateContain(opts.contain, 'options.contain', spawnGroup);
   const pg = opts.processGroup ?? 'new';
   if (pg !== 'new' && pg !== 'session') {
     throw invalidArgValue('options.processGroup', pg, "must be 'new' or 'session'", spawnGroup);
   }
-  const { killSignal: _k, grace: _g, timeout: _t, signal: _s, foreground: _f, ...spawnOptions } = opts;
-  const spec = prepareSpawn(
-    file,
-    args,
-    {
-      ...spawnOptions,
-      processGroup: pg,
-      parentDeathSignal: opts.parentDeathSignal === undefined ? 'SIGKILL' : opts.parentDeathSignal,
-    } as SpawnOptions,
-    spawnGroup,
-  );
+  const { killSignal: _k, grace: _g, timeout: _t, signal: _s, foreground: _f, contain: _c, ...spawnOptions } = opts;
+  const leaderOptions = {
+    ...spawnOptions,
+    processGroup: pg,
+    parentDeathSignal: opts.parentDeathSignal === undefined ? 'SIGKILL' : opts.parentDeathSignal,
+  } as SpawnOptions;
+  // Validated here, before anything starts, whichever way the leader is then spawned.
+  const spec = prepareSpawn(file, args, leaderOptions, spawnGroup);
   // The abort listener goes on before anything starts: a look-alike signal whose
   // addEventListener throws leaves no leader running.
   let abortFn: (() => void) | null = null;
   const onAbort = () => abortFn?.();
   abort?.addEventListener('abort', onAbort, { once: true });
   let leader: Child;
+  let holder: Holder | null = null;
   let tty: ForegroundTerminal | null = null;
   try {
     if (foreground) tty = ForegroundTerminal.open();
-    leader = startChild(spec);
+    if (contain === undefined) {
+      leader = startChild(spec);
+    } else {
+      ({ child: leader, holder } = spawnContained(file, args, leaderOptions, contain, killSignal, grace, spawnGroup));
+    }
   } catch (err) {
     abort?.removeEventListener('abort', onAbort);
     tty?.close();
@@ -370,7 +411,7 @@ export function spawnGroup(
       caller,
     );
   });
-  const ops = kernelOps(leader, abort);
+  const ops = kernelOps(leader, abort, holder);
   ops.onAbort = abort
     ? (fn) => {
         abortFn = fn;
@@ -400,7 +441,7 @@ export function spawnGroup(
   }
   // Aborted before the spawn: the cleanup starts on its own, the listener will never fire.
   if (abort?.aborted) abort.removeEventListener('abort', onAbort);
-  const group = new ProcessGroup(kInternal, leader, cleanup);
+  const group = new ProcessGroup(kInternal, leader, cleanup, holder);
   tty?.start(group, cleanup.exited);
   return group;
 }

@@ -594,13 +594,18 @@ const char* StageName(int stage) {
       return "setuid";
     case spawn::kStageNonblock:
       return "fcntl";
+    case spawn::kStageCgroup:
+      return "cgroup";
     default:
       return "spawn";
   }
 }
 
-// spawn(candidates, argv, env | null, cwd, stdio, group, pdeathsig, closeFds, onExit[, creds])
-//   -> { handle, pid, pidfd, fds } or { errno, stage }. creds: [uid, gid], -1 = unchanged.
+// spawn(candidates, argv, env | null, cwd, stdio, group, pdeathsig, closeFds, onExit
+//       [, cgroupProcs[, creds]])
+//   -> { handle, pid, pidfd, fds } or { errno, stage }
+// cgroupProcs: a descriptor of a cgroup's cgroup.procs open for writing, or -1.
+// creds: [uid, gid], -1 = unchanged.
 Napi::Value Spawn(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   auto* reg = static_cast<Registry*>(info.Data());
@@ -651,8 +656,12 @@ Napi::Value Spawn(const Napi::CallbackInfo& info) {
         .ThrowAsJavaScriptException();
     return Napi::Value();
   }
+  int32_t cgroup_procs = -1;
+  if (info.Length() > 9 && !info[9].IsUndefined() && !Int32Arg(info, 9, &cgroup_procs)) {
+    return Napi::Value();
+  }
   if (group < spawn::kGroupNew || group > spawn::kGroupInherit || pdeathsig < 0 ||
-      pdeathsig > 64) {
+      pdeathsig > 64 || cgroup_procs < -1) {
     Napi::RangeError::New(env, "bad group or signal").ThrowAsJavaScriptException();
     return Napi::Value();
   }
@@ -679,12 +688,13 @@ Napi::Value Spawn(const Napi::CallbackInfo& info) {
   req.cwd = has_cwd ? cwd.c_str() : nullptr;
   req.group = group;
   req.pdeathsig = pdeathsig;
+  req.cgroup_procs = cgroup_procs;
   req.close_fds = info[7].As<Napi::Boolean>().Value();
   req.stdio = stdio.data();
   req.nstdio = static_cast<int>(stdio.size());
-  if (info.Length() > 9 && !info[9].IsUndefined()) {
-    Napi::Value u = info[9].IsArray() ? info[9].As<Napi::Array>().Get(0u) : Napi::Value();
-    Napi::Value g = info[9].IsArray() ? info[9].As<Napi::Array>().Get(1u) : Napi::Value();
+  if (info.Length() > 10 && !info[10].IsUndefined()) {
+    Napi::Value u = info[10].IsArray() ? info[10].As<Napi::Array>().Get(0u) : Napi::Value();
+    Napi::Value g = info[10].IsArray() ? info[10].As<Napi::Array>().Get(1u) : Napi::Value();
     if (u.IsEmpty() || g.IsEmpty() || !u.IsNumber() || !g.IsNumber()) {
       Napi::TypeError::New(env, "creds must be [uid, gid]").ThrowAsJavaScriptException();
       return Napi::Value();
