@@ -59,10 +59,10 @@ export interface NativeChildHandle {
   /** Child: info when it reaped now, null when left to reap at exit; undefined otherwise. */
   close(): RawWaitInfo | null | undefined | number;
   /**
-   * A group signal: through the private pidfd with PIDFD_SIGNAL_PROCESS_GROUP when `pidfdGroup`
-   * (also after a loss), else kill(-pgid) only while the leader is provably unreaped. 0 or -errno.
+   * A group signal through the private pidfd with PIDFD_SIGNAL_PROCESS_GROUP (also after a loss):
+   * 0 or -errno; -ENOSYS without a pidfd or where the kernel refuses the flag.
    */
-  signalGroup(signal: number, pidfdGroup: boolean): number;
+  signalGroup(signal: number): number;
   /** 1 while the unreaped leader is in the group it leads, 0 once it left it, or -errno. */
   inGroup(): number;
   /** Puts the leader in the end-kill table (dies with the environment and the process). 0 or -errno. */

@@ -363,9 +363,9 @@ export class Child {
     this.close();
   }
 
-  /** @internal A group signal through this leader (see NativeChildHandle.signalGroup). */
-  static signalGroup(child: Child, sig: number, pidfdGroup: boolean): number {
-    return child.#handle.signalGroup(sig, pidfdGroup);
+  /** @internal A group signal through this leader's own pidfd (see NativeChildHandle.signalGroup). */
+  static signalGroup(child: Child, sig: number): number {
+    return child.#handle.signalGroup(sig);
   }
 
   /** @internal 1 while the leader is in the group it leads, 0 once it left it, or -errno. */

@@ -259,7 +259,8 @@ export class GroupCleanup {
       if (r === 'ESRCH') this.ours = false;
     }
     this.leaderSignalled = false;
-    if (this.exitInfo === null && !this.leaderLost && (r !== 'ok' || !this.leaderInGroup())) {
+    const running = this.exitInfo === null && !this.leaderLost;
+    if (r === 'EPERM' || (running && (r !== 'ok' || !this.leaderInGroup()))) {
       try {
         this.leaderSignalled = this.ops.signalLeader(sig);
       } catch {

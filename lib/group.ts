@@ -34,7 +34,7 @@ import type { WaitInfo } from './waitinfo';
 
 export type { GroupPhase, GroupResult, GroupState } from './group-logic';
 
-const { EPERM } = os.constants.errno;
+const { ESRCH, EPERM } = os.constants.errno;
 const kInternal = Symbol('procpin.group.internal');
 
 // PIDFD_SIGNAL_PROCESS_GROUP (Linux 6.9) binds a group signal to the group the leader's pidfd
@@ -117,13 +117,30 @@ function kernelOps(leader: Child, abort: AbortSignal | undefined): GroupOps {
   const scanMembers = memberScanner(pgid);
   return {
     signalGroup(sig: number): SendResult {
-      // Through the leader's pidfd where the kernel binds the signal to the group; by number
-      // only while a WNOWAIT look still finds the leader unreaped (native: nothing reaped or lost
-      // by someone else is ever signalled by number).
-      const r = Child.signalGroup(leader, sig, pidfdGroupSignal);
-      if (r === 0) return 'ok';
-      if (r === -EPERM) return 'EPERM';
-      return 'ESRCH';
+      // Through the leader's private pidfd where the kernel binds the signal to the group (it
+      // stays bound after a reap, so this holds also for a lost leader).
+      if (pidfdGroupSignal) {
+        const r = Child.signalGroup(leader, sig);
+        if (r === 0) return 'ok';
+        if (r === -ESRCH) return 'ESRCH';
+        if (r === -EPERM) return 'EPERM';
+        // Refused otherwise: fall through to the number, which the unreaped leader still pins.
+      }
+      // Never after the reap: the number may then name a stranger's group.
+      if (leader.reaped) return 'ESRCH';
+      // By number only while a WNOWAIT look (through the pidfd) still finds the leader waitable:
+      // one that something else reaped no longer pins the pgid.
+      try {
+        leader.poll();
+      } catch {
+        return 'ESRCH';
+      }
+      try {
+        process.kill(-pgid, sig);
+        return 'ok';
+      } catch (err) {
+        return (err as NodeJS.ErrnoException).code === 'EPERM' ? 'EPERM' : 'ESRCH';
+      }
     },
     leaderInGroup: () => Child.inGroup(leader) === 1,
     signalsSurviveLoss: () => pidfdGroupSignal,

@@ -509,29 +509,24 @@ class ChildHandle : public Napi::ObjectWrap<ChildHandle> {
     ChildState* s = state_;
     if (!s || s->pidfd < 0) return Napi::Number::New(info.Env(), -1);
     if (s->pub_fd >= 0 && !SameProcessFd(s, s->pub_fd)) s->pub_fd = -1;
-    if (s->pub_fd < 0) s->pub_fd = fcntl(s->pidfd, F_DUPFD_CLOEXEC, 3);
+    // Numbered above the private one, so that the lowest free number after a close is not it.
+    if (s->pub_fd < 0) s->pub_fd = fcntl(s->pidfd, F_DUPFD_CLOEXEC, s->pidfd + 1);
     return Napi::Number::New(info.Env(), s->pub_fd < 0 ? -1 : s->pub_fd);
   }
 
-  // signalGroup(sig, pidfdGroup): 0 or -errno. With pidfdGroup, through the leader's pidfd
-  // (PIDFD_SIGNAL_PROCESS_GROUP), bound to its group even after a reap; otherwise, or where the
-  // kernel refuses it, kill(-pgid) only while a WNOWAIT look still finds the leader unreaped.
-  // -ESRCH once the number is no longer provably ours.
+  // signalGroup(sig): 0 or -errno. A group signal through the leader's private pidfd
+  // (PIDFD_SIGNAL_PROCESS_GROUP), bound to its group even after a reap. -ENOSYS when there is no
+  // pidfd or the kernel refuses the flag (the caller may then use the number, while the leader
+  // is provably unreaped).
   Napi::Value SignalGroup(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     int32_t sig;
     if (!Int32Arg(info, 0, &sig)) return Napi::Value();
-    bool pidfd_group = info.Length() > 1 && info[1].ToBoolean().Value();
     ChildState* s = state_;
     if (!s || !s->own) return Result(env, -ESRCH);
-    if (pidfd_group && s->pidfd >= 0) {
-      int r = sys::PidfdSendSignal(s->pidfd, sig, sys::kPidfdSignalProcessGroup);
-      if (r != -EINVAL && r != -ENOSYS) return Result(env, r);
-    }
-    if (s->reaped) return Result(env, -ESRCH);
-    siginfo_t si;
-    if (Look(s, &si, false) < 0) return Result(env, -ESRCH);
-    return Result(env, kill(-s->pid, sig) < 0 ? -errno : 0);
+    if (s->pidfd < 0) return Result(env, -ENOSYS);
+    int r = sys::PidfdSendSignal(s->pidfd, sig, sys::kPidfdSignalProcessGroup);
+    return Result(env, r == -EINVAL ? -ENOSYS : r);
   }
 
   // inGroup(): 1 while the unreaped leader is still in the group it leads, 0 once it left it
