@@ -188,6 +188,7 @@ struct ChildState {
   int pub_fd = -1;         // the duplicate handed out as Child.pidfd, made on first use
   int end_slot = -1;       // the end-kill table entry of a group leader
   bool lost = false;       // someone else reaped it: its status is gone
+  unsigned long long start = 0;  // without a pidfd: its start time, the identity of its number
   bool own = true;         // our child (waitable); false for openProcess
   bool exited = false;     // the exit was seen
   bool reaped = false;     // reaped (or gone: nothing left to reap)
@@ -325,6 +326,25 @@ void ApplyRef(ChildState* s) {
   }
 }
 
+// The start time of process `pid` (/proc/PID/stat, field 22), or 0 when it cannot be read.
+unsigned long long StartTime(pid_t pid) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/stat", pid);
+  int f = open(path, O_RDONLY | O_CLOEXEC);
+  if (f < 0) return 0;
+  char buf[1024];
+  ssize_t n = read(f, buf, sizeof buf - 1);
+  close(f);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  const char* p = strrchr(buf, ')');
+  if (!p) return 0;
+  for (int field = 2; field < 22 && *p; ++p) {
+    if (*p == ' ') ++field;
+  }
+  return strtoull(p, nullptr, 10);
+}
+
 // A look at our own child (WNOWAIT), or its reap. Before any reap the end-kill table forgets
 // the number; an ECHILD means someone else reaped it: lost, and the number forgotten too.
 int Look(ChildState* s, siginfo_t* si, bool reap) {
@@ -333,7 +353,15 @@ int Look(ChildState* s, siginfo_t* si, bool reap) {
     return -ECHILD;
   }
   if (reap) endkill::ForgetNumber(s->end_slot);
-  int r = WaitChild(s->pidfd, s->pid, si, WEXITED | WNOHANG | (reap ? 0 : WNOWAIT));
+  int r;
+  if (s->pidfd < 0 && s->start != 0 && StartTime(s->pid) != s->start && StartTime(s->pid) != 0) {
+    // No pidfd: the number names another process of ours now (ours was reaped by someone else
+    // and the number reissued). Never wait for it, never signal it.
+    memset(si, 0, sizeof *si);
+    r = -ECHILD;
+  } else {
+    r = WaitChild(s->pidfd, s->pid, si, WEXITED | WNOHANG | (reap ? 0 : WNOWAIT));
+  }
   if (r == -ECHILD) {
     s->lost = true;
     endkill::ForgetNumber(s->end_slot);
@@ -643,6 +671,8 @@ class ChildHandle : public Napi::ObjectWrap<ChildHandle> {
       if (r != -ENOSYS) return Result(env, r);
     }
     if (!s->own) return Result(env, -ENOSYS);  // a stranger's pid is never signalled by number
+    siginfo_t si;
+    if (s->lost || Look(s, &si, false) < 0) return Result(env, -ESRCH);  // no longer provably ours
     return Result(env, kill(s->pid, sig) < 0 ? -errno : 0);
   }
 
@@ -723,6 +753,7 @@ Napi::Value Adopt(Napi::Env env, Registry* reg, pid_t pid, int pidfd, bool own,
   s->pid = pid;
   s->pidfd = pidfd;
   s->own = own;
+  if (own && pidfd < 0) s->start = StartTime(pid);
   s->cb = Napi::Persistent(cb);
   s->ctx = std::make_unique<Napi::AsyncContext>(env, own ? "procpin:child" : "procpin:process");
   reg->states.insert(s);
