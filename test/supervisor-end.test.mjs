@@ -30,7 +30,7 @@ function supervisorCode(then, { before = '', go = false } = {}) {
 }
 
 // Starts the supervisor (through sh for `ulimit -c 0`: no core files for SIGABRT and SIGQUIT).
-function startSupervisor(code, { nodeArgs = [] } = {}) {
+function startSupervisor(code, { nodeArgs = [], groups = true } = {}) {
   const args = [...nodeArgs, '--input-type=module', '-e', code].map((a) => `'${a.replace(/'/g, `'\\''`)}'`);
   const sup = cpSpawn('sh', ['-c', `ulimit -c 0; exec ${process.execPath} ${args.join(' ')}`], {
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -40,7 +40,7 @@ function startSupervisor(code, { nodeArgs = [] } = {}) {
   sup.stdout.on('data', (d) => (out += d));
   sup.stderr.on('data', (d) => (err += d));
   const done = new Promise((resolve) => sup.on('close', (code, signal) => resolve({ code, signal })));
-  const ready = waitFor(() => /READY (\[.*\])/.exec(out)?.[1], { timeout: 15000, what: 'the supervisor to start its groups' })
+  const ready = !groups ? null : waitFor(() => /READY (\[.*\])/.exec(out)?.[1], { timeout: 15000, what: 'the supervisor to start its groups' })
     .then((s) => JSON.parse(s))
     .catch((e) => {
       throw new Error(`${e.message}\n${err}`);
@@ -191,4 +191,49 @@ test("worker.terminate() kills the Worker's own groups and leaves the process's 
   assert.deepEqual(left, []);
   assert.equal(mine.state, 'running');
   assert.ok(!isGone(mine.pid) && procStat(mine.pid).ppid === process.pid);
+});
+
+test('a cgroup.kill descriptor in the end-kill table is written when the supervisor exits', async (t) => {
+  const { readFileSync, mkdirSync, rmdirSync, writeFileSync } = await import('node:fs');
+  const line = readFileSync('/proc/self/mountinfo', 'utf8').split('\n').find((l) => / - cgroup2 /.test(l));
+  const mount = line?.split(' ')[4];
+  let dir = null;
+  if (mount) {
+    dir = `${mount}/procpin-endkill-${process.pid}`;
+    try {
+      mkdirSync(dir);
+    } catch {
+      dir = null;
+    }
+  }
+  if (!need(t, dir, 'a writable cgroup2 mount (root)')) return;
+  t.after(() => {
+    try {
+      writeFileSync(`${dir}/cgroup.kill`, '1');
+    } catch {}
+    for (let i = 0; i < 200; i++) {
+      try {
+        rmdirSync(dir);
+        break;
+      } catch {}
+    }
+  });
+  // The supervisor moves a sleep into the cgroup, registers its cgroup.kill and exits.
+  const code = `
+    const { binding } = await import(${JSON.stringify(pkg.slice(1, -1).replace(/index\.js$/, 'binding.js'))});
+    const { openSync, writeFileSync } = await import('node:fs');
+    const { spawn } = await import('node:child_process');
+    const s = spawn('sleep', ['1000'], { stdio: 'ignore', detached: true });
+    await new Promise((r) => s.once('spawn', r));
+    writeFileSync(${JSON.stringify(dir)} + '/cgroup.procs', String(s.pid));
+    s.unref();
+    const slot = binding.endKillCgroup(openSync(${JSON.stringify(dir)} + '/cgroup.kill', 'w'));
+    console.log(JSON.stringify({ pid: s.pid, slot }));
+    process.exit(0);`;
+  const s = startSupervisor(code, { groups: false });
+  await s.done;
+  const o = JSON.parse(s.output().trim().split('\n')[0]);
+  assert.ok(o.slot >= 0, s.output());
+  await waitFor(() => isGone(o.pid), { timeout: 3000, what: 'the cgroup member killed at exit' });
+  assert.match(readFileSync(`${dir}/cgroup.events`, 'utf8'), /populated 0/);
 });
