@@ -228,12 +228,22 @@ void CloseWatcher(ChildState* s) {
   }
 }
 
+// fstat through the raw call (glibc's struct stat is the kernel's on 64-bit targets): glibc 2.33
+// moved fstat into libc proper, and calling it would raise the addon's glibc floor.
+int FdStat(int fd, struct stat* st) {
+#ifdef SYS_newfstatat
+  return syscall(SYS_newfstatat, fd, "", st, AT_EMPTY_PATH) == 0 ? 0 : -errno;
+#else
+  return fstat(fd, st) == 0 ? 0 : -errno;
+#endif
+}
+
 // Whether descriptor `fd` still names the same process as our private pidfd: the same inode
 // (on 6.9+ a pidfd's inode identifies its process) and the same "Pid:" in its fdinfo (before
 // 6.9 every pidfd shares one anonymous inode). Anything else is someone else's descriptor now.
 bool SameProcessFd(const ChildState* s, int fd) {
   struct stat a, b;
-  if (fstat(fd, &a) != 0 || fstat(s->pidfd, &b) != 0) return false;
+  if (FdStat(fd, &a) != 0 || FdStat(s->pidfd, &b) != 0) return false;
   if (a.st_dev != b.st_dev || a.st_ino != b.st_ino) return false;
   auto pid_line = [](int n, char* out, size_t len) {
     char path[64];
