@@ -58,6 +58,17 @@ export interface NativeChildHandle {
   unref(): void;
   /** Child: info when it reaped now, null when left to reap at exit; undefined otherwise. */
   close(): RawWaitInfo | null | undefined | number;
+  /**
+   * A group signal through the private pidfd with PIDFD_SIGNAL_PROCESS_GROUP (also after a loss):
+   * 0 or -errno; -ENOSYS without a pidfd or where the kernel refuses the flag.
+   */
+  signalGroup(signal: number): number;
+  /** 1 while the unreaped leader is in the group it leads, 0 once it left it, or -errno. */
+  inGroup(): number;
+  /** Puts the leader in the end-kill table (dies with the environment and the process). 0 or -errno. */
+  armEndKill(pidfdGroup: boolean): number;
+  /** SIGKILL if running, wait up to `ms`, reap: info, null when not exited in time, or -errno. */
+  killAndReap(ms: number): RawWaitInfo | null | number;
 }
 
 export interface NativeSpawned {
@@ -134,6 +145,20 @@ export interface NativeBinding {
   ): NativeSpawned | NativeSpawnFailure | number;
   /** A pidfd watch on any process; `onExit(0)` when it exits. */
   openProcess(pid: number, onExit: (result: number) => void): NativeChildHandle | number;
+  /**
+   * Subreaper / PID 1: reaps this process's zombie children in group `pgid` except `leader`;
+   * the number of such children still alive, or -errno.
+   */
+  reapGroupOrphans(pgid: number, leader: number): number;
+
+  // The supervisor's end (native/endkill.cc).
+  /** SIGKILL to every entry of the end-kill table, now. */
+  endKillAll(): void;
+  /** Entries in the table. */
+  endKillCount(): number;
+  /** A cgroup.kill descriptor written "1" when this environment or the process ends: slot or -errno. */
+  endKillCgroup(fd: number): number;
+  endKillRemove(slot: number): void;
 
   // Layer 3b (native/sweep.cc): the per-entry sweep work.
   /** Sweeps one directory off the event loop. `flags`: `sweepFlags` bits. */

@@ -109,6 +109,22 @@ const GROUPS = { new: 0, session: 1, inherit: 2 } as const;
 const ECHILD = -10;
 const ESRCH = -3;
 const SIGKILL = 9;
+const DISPOSE_WAIT_MS = 1000;
+
+/**
+ * `ERR_PROCPIN_CHILD_LOST`: someone else reaped the child (another library's `waitpid(-1)`,
+ * SIGCHLD set to ignored after the spawn). Its exit status is gone, and so is any right to its
+ * number: nothing is sent to it any more.
+ */
+function lostError(pid: number, caller?: (...a: never[]) => unknown) {
+  return codedError(
+    Error,
+    'ERR_PROCPIN_CHILD_LOST',
+    `The child ${pid} was reaped by someone else (a foreign wait, or SIGCHLD ignored): its exit status is lost`,
+    caller,
+    { pid, errno: ECHILD, syscall: 'waitid' },
+  );
+}
 
 function notExited(caller: (...a: never[]) => unknown) {
   return codedError(
@@ -148,8 +164,8 @@ export class Child {
   readonly stdio: ReadonlyArray<Readable | Writable | Duplex | null>;
   /**
    * Resolves when the child exits (or is killed), **without reaping it**: the child stays a
-   * zombie until {@link Child.reap}. Rejects only if the exit status was lost (`ECHILD`:
-   * something else in this process reaped the child, or SIGCHLD became ignored).
+   * zombie until {@link Child.reap}. Rejects with `ERR_PROCPIN_CHILD_LOST` if the exit status
+   * was lost (something else in this process reaped the child, or SIGCHLD became ignored).
    */
   readonly exited: Promise<WaitInfo>;
 
@@ -228,7 +244,12 @@ export class Child {
     return fds;
   }
 
-  /** The pidfd (O_CLOEXEC), or -1: on a kernel without pidfds, and after reap or close. */
+  /**
+   * A pidfd of the child (O_CLOEXEC), or -1: on a kernel without pidfds, and after reap or close.
+   * It is a duplicate of the one procpin watches and signals through, which stays private: closing
+   * this one does not disturb procpin, and procpin never acts on a descriptor that got its number
+   * later (it checks before it closes the duplicate, and makes a new one when it was closed).
+   */
   get pidfd(): number {
     return this.#handle.pidfd();
   }
@@ -241,7 +262,7 @@ export class Child {
   #onExit(result: RawWaitInfo | number, reaped: boolean): void {
     if (typeof result === 'number') {
       this.#reaped = true;
-      this.#lost = errnoException(result, 'waitid', { pid: this.pid });
+      this.#lost = result === ECHILD ? lostError(this.pid) : errnoException(result, 'waitid', { pid: this.pid });
       this.#reject(this.#lost);
       return;
     }
@@ -273,16 +294,17 @@ export class Child {
     const r = this.#handle.poll();
     if (r === null) return null;
     if (typeof r === 'number') {
-      if (r === ECHILD) this.#markLost(r);
+      if (r === ECHILD) throw this.#markLost(this.poll);
       throw errnoException(r, 'waitid', { pid: this.pid }, this.poll);
     }
     return this.#settle(toWaitInfo(r), false);
   }
 
-  #markLost(r: number): void {
+  #markLost(caller?: (...a: never[]) => unknown): Error {
     this.#reaped = true;
-    this.#lost ??= errnoException(r, 'waitid', { pid: this.pid });
+    this.#lost ??= lostError(this.pid, caller);
     this.#reject(this.#lost);
+    return this.#lost;
   }
 
   /**
@@ -295,7 +317,7 @@ export class Child {
     if (this.#reaped || this.#closed || this.#info) return false;
     const look = this.#handle.poll();
     if (look === ECHILD) {
-      this.#markLost(look);
+      this.#markLost();
       return false;
     }
     if (look !== null && typeof look === 'object') {
@@ -333,7 +355,7 @@ export class Child {
     const r = this.#handle.reap(keepPidfd);
     if (r === null) throw notExited(caller);
     if (typeof r === 'number') {
-      if (r === ECHILD) this.#markLost(r);
+      if (r === ECHILD) throw this.#markLost(caller);
       throw errnoException(r, 'waitid', { pid: this.pid }, caller);
     }
     return this.#settle(toWaitInfo(r), true);
@@ -377,15 +399,41 @@ export class Child {
     const r = this.#handle.close();
     if (r === null || r === undefined) return;
     if (typeof r === 'number') {
-      this.#markLost(r);
+      this.#markLost();
       return;
     }
     this.#settle(toWaitInfo(r), true);
   }
 
-  /** {@link Child.close}. */
+  /**
+   * Nothing outlives the `using` scope: a child that still runs is SIGKILLed, then reaped (a
+   * wait of a few milliseconds at most: SIGKILL is not delayed but by the kernel; after a
+   * second it is left to be reaped at its exit) and closed. An exited child is reaped and closed.
+   */
   [Symbol.dispose](): void {
+    if (this.#closed) return;
+    this.#guard?.(this.close);
+    if (!this.#reaped) {
+      const r = this.#handle.killAndReap(DISPOSE_WAIT_MS);
+      if (r === ECHILD) this.#markLost();
+      else if (r !== null && typeof r === 'object') this.#settle(toWaitInfo(r), true);
+    }
     this.close();
+  }
+
+  /** @internal A group signal through this leader's own pidfd (see NativeChildHandle.signalGroup). */
+  static signalGroup(child: Child, sig: number): number {
+    return child.#handle.signalGroup(sig);
+  }
+
+  /** @internal 1 while the leader is in the group it leads, 0 once it left it, or -errno. */
+  static inGroup(child: Child): number {
+    return child.#reaped ? ESRCH : child.#handle.inGroup();
+  }
+
+  /** @internal The leader's group dies with this environment and with the process. */
+  static armEndKill(child: Child, pidfdGroup: boolean): number {
+    return child.#handle.armEndKill(pidfdGroup);
   }
 }
 

@@ -7,6 +7,7 @@
  */
 import * as diagnostics from 'node:diagnostics_channel';
 import * as os from 'node:os';
+import { isMainThread } from 'node:worker_threads';
 import { binding } from './binding';
 import * as fs from 'node:fs';
 import {
@@ -46,7 +47,6 @@ export type { GroupPhase, GroupResult, GroupState } from './group-logic';
 
 const { ESRCH, EPERM } = os.constants.errno;
 const kInternal = Symbol('procpin.group.internal');
-const { PIDFD_SIGNAL_PROCESS_GROUP } = binding.constants;
 
 // PIDFD_SIGNAL_PROCESS_GROUP (Linux 6.9) binds a group signal to the group the leader's pidfd
 // names, never to a number. PROCPIN_NO_PIDFD_GROUP=1 (read once, at load) forces the kill(-pgid)
@@ -163,17 +163,19 @@ function processGroupOps(leader: Child, abort: AbortSignal | undefined): GroupOp
   const scanMembers = memberScanner(pgid);
   return {
     signalGroup(sig: number): SendResult {
-      // Never after the reap: the number may then name a stranger's group.
-      if (leader.reaped) return 'ESRCH';
-      if (pidfdGroupSignal && leader.pidfd >= 0) {
-        const r = binding.pidfdSendSignal(leader.pidfd, sig, PIDFD_SIGNAL_PROCESS_GROUP);
+      // Through the leader's private pidfd where the kernel binds the signal to the group (it
+      // stays bound after a reap, so this holds also for a lost leader).
+      if (pidfdGroupSignal) {
+        const r = Child.signalGroup(leader, sig);
         if (r === 0) return 'ok';
         if (r === -ESRCH) return 'ESRCH';
         if (r === -EPERM) return 'EPERM';
         // Refused otherwise: fall through to the number, which the unreaped leader still pins.
       }
-      // By number only while a WNOWAIT look still finds the leader waitable (running or a zombie):
-      // one that something else reaped (ECHILD) no longer pins the pgid.
+      // Never after the reap: the number may then name a stranger's group.
+      if (leader.reaped) return 'ESRCH';
+      // By number only while a WNOWAIT look (through the pidfd) still finds the leader waitable:
+      // one that something else reaped no longer pins the pgid.
       try {
         leader.poll();
       } catch {
@@ -186,6 +188,9 @@ function processGroupOps(leader: Child, abort: AbortSignal | undefined): GroupOp
         return (err as NodeJS.ErrnoException).code === 'EPERM' ? 'EPERM' : 'ESRCH';
       }
     },
+    leaderInGroup: () => Child.inGroup(leader) === 1,
+    signalsSurviveLoss: () => pidfdGroupSignal,
+    reapOrphans: reapsOrphans() ? () => binding.reapGroupOrphans(pgid, pgid) : undefined,
     signalLeader: (sig) => leader.kill(sig),
     scanMembers,
     lookLeader: () => leader.poll(),
@@ -236,9 +241,18 @@ function processGroupOps(leader: Child, abort: AbortSignal | undefined): GroupOp
  * - (e) `timeout` and abort act only on a leader that still runs, as a WNOWAIT look shows: a
  *   leader that exited a moment before is cleaned as an exit.
  * - (f) A released group holds no descriptor and leaves no zombie of its leader.
- * - (g) Nothing outlives the supervisor's exit: on process `'exit'` every group not yet released
- *   gets a group SIGKILL at once. A supervisor killed outright runs no code: its leaders still
- *   die by `parentDeathSignal`, but their members then outlive it.
+ * - (g) Nothing outlives the supervisor, however it ends while it runs any code: every group not
+ *   yet released gets a SIGKILL through its leader's pidfd (or by number while the leader is
+ *   unreaped) on a normal exit, `process.exit()` from anywhere, `process.reallyExit`, an uncaught
+ *   exception, SIGINT/SIGTERM/SIGHUP/SIGQUIT that the application does not listen for (the
+ *   signal's default action follows), `abort()` and out-of-memory (SIGABRT), and the end of the
+ *   Worker that spawned it. A supervisor killed outright runs no code: its leaders still die by
+ *   `parentDeathSignal`, but their members then outlive it (see `contain`).
+ * - (h) The leader is signalled through its own pidfd whenever a group signal cannot reach it
+ *   (it left the group): `stop()` always settles. A leader lost to a foreign reap makes `closed`
+ *   reject with `ERR_PROCPIN_CHILD_LOST`; its members are still killed through its pidfd where
+ *   the kernel binds group signals to it.
+ * - (i) A supervisor that is a subreaper or PID 1 reaps the members re-parented to it.
  *
  * Made by {@link spawnGroup}.
  */
@@ -251,7 +265,10 @@ export class ProcessGroup {
   readonly leader: Child;
   /** Resolves when the leader has exited (it is still a zombie; the pgid is still ours). */
   readonly exited: Promise<WaitInfo>;
-  /** Resolves when the group was cleaned and the leader reaped. Never rejects. */
+  /**
+   * Resolves when the group was cleaned and the leader reaped. Rejects only with
+   * `ERR_PROCPIN_CHILD_LOST` when the leader was reaped by someone else.
+   */
   readonly closed: Promise<GroupResult>;
   /**
    * What holds the group's processes: `'pidns'` (a pid namespace: `pid` is then procpin-init's,
@@ -430,15 +447,16 @@ export function spawnGroup(
     },
     leader.exited,
   );
+  // However this environment or the process ends (exit from anywhere, abort, a Worker's end),
+  // the native end-kill table SIGKILLs the group through the leader's pidfd (or its number while
+  // it is unreaped) until the group is released.
+  Child.armEndKill(leader, pidfdGroupSignal);
   live.add(cleanup);
   cleanup.onReleased = () => {
     live.delete(cleanup);
     tty?.close();
   };
-  if (!exitHooked) {
-    exitHooked = true;
-    process.on('exit', killLiveGroups);
-  }
+  hookEndingSignals();
   // Aborted before the spawn: the cleanup starts on its own, the listener will never fire.
   if (abort?.aborted) abort.removeEventListener('abort', onAbort);
   const group = new ProcessGroup(kInternal, leader, cleanup, holder);
@@ -496,12 +514,38 @@ class ForegroundTerminal {
   }
 }
 
-// Groups not yet released. When this process exits with groups still running, no event loop is
-// left to run their grace: each gets a group SIGKILL at once, while its leader (our unreaped
-// child) still pins the pgid. A supervisor killed outright runs nothing; its leaders then get
-// their parentDeathSignal.
+// Groups not yet released: on the 'exit' event each gets its group SIGKILL from the cleanup's
+// own logic; the native table (armEndKill) covers every other way of ending.
 const live = new Set<GroupCleanup>();
-let exitHooked = false;
+let hooked = false;
+
+// SIGINT, SIGTERM, SIGHUP and SIGQUIT end a process by default. With a listener of ours alone
+// (the application has none), the groups are killed and the signal raised again with its
+// default action, so the process still ends by it (status 128+N), as the signal-exit package
+// does. When the application listens, it decides; however it then ends, the groups still die.
+// Only on the main thread: signals are the process's, and a Worker gets none.
+const ENDING_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const;
+function hookEndingSignals(): void {
+  if (hooked) return;
+  hooked = true;
+  process.on('exit', killLiveGroups);
+  if (!isMainThread) return;
+  for (const sig of ENDING_SIGNALS) process.on(sig, onEndingSignal);
+}
+
+function onEndingSignal(sig: NodeJS.Signals): void {
+  if (process.listenerCount(sig) > 1) return; // the application listens: it decides
+  killLiveGroups();
+  binding.endKillAll();
+  for (const s of ENDING_SIGNALS) process.removeListener(s, onEndingSignal);
+  process.kill(process.pid, sig);
+}
+
 function killLiveGroups(): void {
   for (const cleanup of live) cleanup.killNow();
+}
+
+// A subreaper (or PID 1) inherits orphaned members: the group reaps them once it is clean.
+function reapsOrphans(): boolean {
+  return process.pid === 1 || binding.getChildSubreaper() === 1;
 }

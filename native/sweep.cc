@@ -62,6 +62,11 @@ class SweepWorker : public Napi::AsyncWorker {
     Napi::Uint8Array outcomes = Napi::Uint8Array::New(env, n);
     Napi::Int32Array errnos = Napi::Int32Array::New(env, n);
     Napi::Array syscalls = Napi::Array::New(env);
+    // A terminating environment (a Worker's terminate()) makes any call fail: nothing is
+    // dereferenced that a failed call left empty, and nothing is left to resolve then.
+    if (n > 0 && (pids.Data() == nullptr || outcomes.Data() == nullptr || errnos.Data() == nullptr)) {
+      return;
+    }
     for (size_t i = 0; i < n; ++i) {
       const sweep::Entry& e = report_.entries[i];
       names.Set(static_cast<uint32_t>(i), Napi::String::New(env, e.name));
