@@ -24,6 +24,9 @@ export interface NativeConstants {
   readonly WCONTINUED: number;
   readonly WNOHANG: number;
   readonly WNOWAIT: number;
+  readonly __WNOTHREAD: number;
+  readonly __WALL: number;
+  readonly __WCLONE: number;
   readonly CLD_EXITED: number;
   readonly CLD_KILLED: number;
   readonly CLD_DUMPED: number;
@@ -34,6 +37,8 @@ export interface NativeConstants {
   readonly PIDFD_SIGNAL_THREAD: number;
   readonly PIDFD_SIGNAL_THREAD_GROUP: number;
   readonly PIDFD_SIGNAL_PROCESS_GROUP: number;
+  readonly PIDFD_SELF_THREAD: number;
+  readonly PIDFD_SELF_THREAD_GROUP: number;
   readonly CLOSE_RANGE_UNSHARE: number;
   readonly CLOSE_RANGE_CLOEXEC: number;
   readonly LOCK_SH: number;

@@ -721,7 +721,7 @@ Napi::Value OpenProcess(const Napi::CallbackInfo& info) {
     return Napi::Value();
   }
   if (pid <= 0) return Result(env, -ESRCH);
-  int fd = sys::PidfdOpen(pid, 0);
+  int fd = sys::OpenPidfd(pid);  // -ENOSYS where pidfds do not work (old kernel, seccomp)
   if (fd < 0) return Result(env, fd);
   Napi::Value h = Adopt(env, reg, pid, fd, false, info[1].As<Napi::Function>());
   return h;

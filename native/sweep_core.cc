@@ -12,6 +12,7 @@
 // A directory's contents are removed through the locked descriptor itself, so renaming the
 // directory or replacing its name by a symlink cannot steer the removal anywhere else.
 #include "sweep_core.h"
+#include "sys.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -143,9 +144,13 @@ int ReadDir(int fd, DirBuf* buf, Fn fn) {
 
 // Is `pid` a live process here? kill(pid, 0): ESRCH is dead, EPERM a live process of another
 // user (live: deleting under a stranger is worse than one stale name). Success can still be a
-// zombie, which is dead: its state in /proc/PID/stat says so. When /proc cannot tell, live.
+// zombie, which is dead: the kernel says so through a pidfd (readable once exited), or else its
+// state in /proc/PID/stat. `procfd` is -1 when /proc is missing or another pid namespace's: its
+// entries then name other processes, and only the kernel is asked. When nothing can tell, live.
 bool PidAlive(int procfd, int32_t pid) {
   if (kill(pid, 0) != 0) return errno != ESRCH;
+  int exited = sys::ExitedByKernel(pid);
+  if (exited >= 0) return exited == 0;
   if (procfd < 0) return true;
   char path[32];
   snprintf(path, sizeof path, "%d/stat", pid);
@@ -526,6 +531,10 @@ void SweepDirectory(const char* dir, const Options& opts, Report* report) {
   }
 
   ctx.procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (ctx.procfd >= 0 && sys::ProcIsOurs(ctx.procfd) != 1) {
+    close(ctx.procfd);  // another namespace's /proc: liveness from the kernel only
+    ctx.procfd = -1;
+  }
   for (Entry& e : report->entries) SweepOne(ctx, &e);
   if (ctx.procfd >= 0) close(ctx.procfd);
   close(ctx.dirfd);
