@@ -39,4 +39,5 @@ export type {
   SweepAuthority,
   SweepMessage,
   ClaimOptions,
+  ClaimPidfileOptions,
 } from './sweep';
