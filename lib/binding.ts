@@ -82,7 +82,7 @@ export interface RawSweepReport {
   /** 0, or -errno when the directory itself could not be read. */
   errno: number;
   syscall?: string;
-  names: string[];
+  names: (string | Buffer)[];
   pids: Int32Array;
   outcomes: Uint8Array;
   errnos: Int32Array;

@@ -60,8 +60,12 @@ export type SweepReason =
 
 /** One candidate entry and what became of it. */
 export interface SweepEntry {
-  /** The entry's name in the swept directory. */
-  name: string;
+  /**
+   * The entry's name in the swept directory: a string, or a `Buffer` of its exact bytes when
+   * they are not UTF-8 (a string would replace them with U+FFFD), as `fs.readdir` gives with
+   * `encoding: 'buffer'`.
+   */
+  name: string | Buffer;
   /** The pid its name carries. */
   pid: number;
   /** Why it was kept (absent for a removed entry). */
@@ -103,7 +107,8 @@ export interface SweepOptions {
 /** A message on the `procpin:sweep` diagnostics channel: one per candidate decision. */
 export interface SweepMessage {
   dir: string;
-  name: string;
+  /** As {@link SweepEntry.name}: a Buffer when the name is not UTF-8. */
+  name: string | Buffer;
   pid: number;
   action: 'removed' | 'kept';
   reason?: SweepReason;
@@ -210,7 +215,7 @@ export async function sweep(dir: string, options: SweepOptions): Promise<SweepRe
     const entry: SweepEntry = { name, pid, reason };
     if (reason === 'error') {
       entry.error = errnoException(errnos[i]!, syscalls[i] ?? 'sweep', {
-        path: path.join(dir, name),
+        path: path.join(dir, name.toString()),
       });
     }
     report.kept.push(entry);
