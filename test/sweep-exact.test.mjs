@@ -120,7 +120,11 @@ test('with /proc of another pid namespace, a group\'s grace is not cut short: a 
   writeFileSync(member, `trap 'sleep 0.3; touch ${marker}; exit 0' TERM\necho started\nwhile :; do sleep 0.05; done\n`);
   const r = await inSandbox(`
     import * as procpin from ${pkg};
-    import { existsSync } from 'node:fs';
+    import { existsSync, writeFileSync } from 'node:fs';
+    // Numbers that the host's /proc does not list: a scan of it finds no member by luck.
+    let n = 20000;
+    while ([1, 2, 3, 4, 5, 6].some((k) => existsSync('/proc/' + (n + k)))) n += 7;
+    writeFileSync('/proc/sys/kernel/ns_last_pid', String(n));
     const g = procpin.spawnGroup('sh', ['-c', 'sh ${member} & wait'], { stdio: ['ignore', 'pipe', 'ignore'], grace: 3000 });
     await new Promise((r) => g.leader.stdout.once('data', r));
     const t0 = performance.now();
