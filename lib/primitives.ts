@@ -4,7 +4,7 @@
  * @module
  */
 import { binding } from './binding';
-import { abortError, check, errnoException } from './errors';
+import { abortError, check, codedError, errnoException } from './errors';
 import { toWaitInfo, type WaitInfo } from './waitinfo';
 import {
   INT32_MAX,
@@ -44,6 +44,7 @@ const {
 const INT32_MIN = -0x80000000;
 const ECANCELED = 125;
 const EWOULDBLOCK = 11;
+const EALREADY = 114;
 
 /**
  * `waitid(2)`. Returns what it reported, or `null` when `WNOHANG` found no child to report.
@@ -225,6 +226,10 @@ export interface FlockOptions {
  * rejects with an `AbortError`, only once the waiting thread has let go, and no lock is left
  * taken on this open file description (had the lock been granted just as the abort came, it is
  * given back; as with flock(2) itself, a conversion from a lock already held drops the old one).
+ * A description that already holds the lock asked for gets it at once. A second wait on an open
+ * file description (the same fd, a dup, or one inherited) while one is pending there rejects
+ * with `ERR_PROCPIN_FLOCK_PENDING`: its abort could otherwise drop the lock the first was
+ * granted. The wait never changes a signal disposition that the application set.
  * Bad arguments reject; nothing throws.
  *
  * @example
@@ -247,6 +252,12 @@ export function flock(fd: number, operation: number, options: FlockOptions = {})
     const r = binding.flock(fd, op);
     return r < 0 ? Promise.reject(errnoException(r, 'flock', { fd }, flock)) : Promise.resolve();
   }
+  // First without waiting: a description that already holds this lock gets it at once, and no
+  // abort can then come between the grant and its delivery (whose LOCK_UN would drop a lock the
+  // description held before the call).
+  const first = binding.flock(fd, op | LOCK_NB);
+  if (first === 0) return Promise.resolve();
+  if (first !== -EWOULDBLOCK) return Promise.reject(errnoException(first, 'flock', { fd }, flock));
   const trace = new Error(); // the caller's stack, for a failure reported later
   Error.captureStackTrace(trace, flock);
   return new Promise<void>((resolve, reject) => {
@@ -271,7 +282,17 @@ export function flock(fd: number, operation: number, options: FlockOptions = {})
     });
     if (id < 0) {
       signal?.removeEventListener('abort', onAbort);
-      reject(errnoException(id, 'flock', { fd }, flock));
+      reject(
+        id === -EALREADY
+          ? codedError(
+              Error,
+              'ERR_PROCPIN_FLOCK_PENDING',
+              `A flock() wait on the open file description of fd ${fd} is already pending`,
+              flock,
+              { fd },
+            )
+          : errnoException(id, 'flock', { fd }, flock),
+      );
     }
   });
 }
