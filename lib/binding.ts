@@ -126,7 +126,7 @@ export interface NativeBinding {
   spawn(
     candidates: string[],
     argv: string[],
-    env: string[] | null,
+    env: string[],
     cwd: string | null,
     stdio: number[],
     group: number,
