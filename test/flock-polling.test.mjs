@@ -1,6 +1,6 @@
-// When the wake signal (SIGRTMAX-1) already belongs to someone else, the asynchronous flock
-// leaves it alone and its threads poll with LOCK_NB instead (every 2 ms): waits, aborts and a
-// terminated Worker behave the same.
+// When the usual wake signal (SIGRTMAX-1) already belongs to someone else, the asynchronous flock
+// leaves it alone and takes another free real-time signal (its threads poll with LOCK_NB only
+// when none is free): waits, aborts and a terminated Worker behave the same.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -10,7 +10,7 @@ import { compileC } from './oldkernel.mjs';
 
 const pkgUrl = JSON.stringify(pathToFileURL(join(root, 'dist', 'index.js')).href);
 
-test('with the wake signal taken, flock polls: it waits, is granted, aborts cleanly, and a Worker tears down', async (t) => {
+test('with the wake signal taken, flock still waits, is granted, aborts cleanly, and a Worker tears down', async (t) => {
   const so = compileC('wake_signal_taken', { output: 'wake_signal_taken.so', shared: true });
   if (!need(t, so !== null, `a C compiler: ${compileC.lastError}`)) return;
   const r = await runNode(`
