@@ -252,12 +252,6 @@ export function flock(fd: number, operation: number, options: FlockOptions = {})
     const r = binding.flock(fd, op);
     return r < 0 ? Promise.reject(errnoException(r, 'flock', { fd }, flock)) : Promise.resolve();
   }
-  // First without waiting: a description that already holds this lock gets it at once, and no
-  // abort can then come between the grant and its delivery (whose LOCK_UN would drop a lock the
-  // description held before the call).
-  const first = binding.flock(fd, op | LOCK_NB);
-  if (first === 0) return Promise.resolve();
-  if (first !== -EWOULDBLOCK) return Promise.reject(errnoException(first, 'flock', { fd }, flock));
   const trace = new Error(); // the caller's stack, for a failure reported later
   Error.captureStackTrace(trace, flock);
   return new Promise<void>((resolve, reject) => {
@@ -280,7 +274,11 @@ export function flock(fd: number, operation: number, options: FlockOptions = {})
         reject(e);
       }
     });
-    if (id < 0) {
+    if (id === 0) {
+      // Granted at once (the description may already hold it): nothing is waiting.
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    } else if (id < 0) {
       signal?.removeEventListener('abort', onAbort);
       reject(
         id === -EALREADY

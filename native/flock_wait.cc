@@ -121,6 +121,12 @@ struct Waiter : Counted<Waiter> {
   bool started = false;
   bool finished = false;  // the thread has its result and will not touch the lock again
   bool cancelled = false;
+  // Given up on while still blocked: the wake signal stopped being ours (the application set a
+  // disposition of its own for it meanwhile), so no kick can interrupt this flock. The caller is
+  // told ECANCELED at once; the thread unlocks and closes the dup itself whenever flock returns
+  // (it sees `cancelled`), and is never joined: this library is pinned for the life of the
+  // process (child.cc), so the thread can never run unmapped code.
+  bool abandoned = false;
   int result = 0;
 
   // Unlocks (when `unlock`) and closes the dup if it is still open. Caller holds mu.
@@ -130,10 +136,16 @@ struct Waiter : Counted<Waiter> {
     close(fd);
     fd = -1;
   }
+  // Whether a kick can still interrupt a blocked flock. Caller holds mu.
+  bool Kickable() const {
+    struct sigaction cur;
+    return blocking && sigaction(wake_sig, nullptr, &cur) == 0 && IsOurs(cur);
+  }
   // Interrupts a blocked flock. Caller holds mu; the thread is not joined before `finished`,
   // so its id cannot have been reused here.
   void Kick() {
-    if (blocking && started && !finished && tid > 0) {
+    // Never a signal for the application's own handler: only while the wake signal is ours.
+    if (blocking && started && !finished && tid > 0 && Kickable()) {
       syscall(SYS_tgkill, getpid(), tid, wake_sig);
     }
   }
@@ -168,19 +180,13 @@ bool SameDescription(int a, int b) {
   return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
-// A wait that is still pending on the description behind `fd`.
+// A wait that is still pending on the description behind `fd`. Caller holds g_pending_mu.
 bool PendingOn(int fd) {
-  std::lock_guard<std::mutex> g(g_pending_mu);
   for (Waiter* w : g_pending) {
     std::lock_guard<std::mutex> wg(w->mu);
     if (w->fd >= 0 && SameDescription(fd, w->fd)) return true;
   }
   return false;
-}
-
-void AddPending(Waiter* w) {
-  std::lock_guard<std::mutex> g(g_pending_mu);
-  g_pending.push_back(w);
 }
 
 void RemovePending(Waiter* w) {
@@ -338,15 +344,34 @@ void OnDone(uv_async_t* handle) {
 void OnKick(uv_timer_t* t) {
   auto* reg = static_cast<FlockRegistry*>(t->data);
   bool more = false;
+  std::vector<uint32_t> given_up;
   for (auto& [id, p] : reg->pending) {
-    (void)id;
     std::lock_guard<std::mutex> g(p.waiter->mu);
     if (p.waiter->cancelled && !p.waiter->finished && p.waiter->blocking) {
-      p.waiter->Kick();
-      more = true;
+      if (p.waiter->Kickable()) {
+        p.waiter->Kick();
+        more = true;
+      } else {
+        p.waiter->abandoned = true;
+        given_up.push_back(id);
+      }
     }
   }
   if (!more) uv_timer_stop(t);
+  napi_env env = reg->env;
+  for (uint32_t id : given_up) {
+    auto it = reg->pending.find(id);
+    FlockRegistry::Pending p = it->second;
+    reg->pending.erase(it);
+    RemovePending(p.waiter);
+    p.waiter->Unref();  // the thread keeps its own reference
+    napi_handle_scope scope;
+    napi_open_handle_scope(env, &scope);
+    CallBack(env, p.callback, -ECANCELED);
+    napi_close_handle_scope(env, scope);
+    napi_delete_reference(env, p.callback);
+  }
+  if (!given_up.empty() && !reg->torn_down) UpdateRef(reg);
 }
 
 void OnHandleClosed(uv_handle_t* h) {
@@ -385,10 +410,13 @@ void Teardown(napi_async_cleanup_hook_handle hook, void* arg) {
     for (auto& [id, p] : reg->pending) {
       (void)id;
       std::lock_guard<std::mutex> g(p.waiter->mu);
-      if (!p.waiter->finished) {
-        all = false;
-        p.waiter->Kick();
+      if (p.waiter->finished || p.waiter->abandoned) continue;
+      if (p.waiter->blocking && !p.waiter->Kickable()) {
+        p.waiter->abandoned = true;  // no kick can reach it: see Waiter::abandoned
+        continue;
       }
+      all = false;
+      p.waiter->Kick();
     }
     if (all) break;
     SleepMicros(100);
@@ -402,7 +430,12 @@ void Teardown(napi_async_cleanup_hook_handle hook, void* arg) {
       if (p.waiter->finished) p.waiter->ReleaseFd(true);
     }
     RemovePending(p.waiter);
-    uv_thread_join(&p.waiter->thread);
+    bool abandoned;
+    {
+      std::lock_guard<std::mutex> g(p.waiter->mu);
+      abandoned = p.waiter->abandoned;
+    }
+    if (!abandoned) uv_thread_join(&p.waiter->thread);
     p.waiter->Unref();
     napi_delete_reference(reg->env, p.callback);
   }
@@ -411,7 +444,9 @@ void Teardown(napi_async_cleanup_hook_handle hook, void* arg) {
   uv_close(reinterpret_cast<uv_handle_t*>(reg->kicker), OnHandleClosed);
 }
 
-// flockWait(fd, op, callback(result)) -> id, or -errno when the wait could not start.
+// flockWait(fd, op, callback(result)) -> id (> 0), 0 when granted at once (no callback then),
+// -EALREADY when a wait is pending on the same open file description, or -errno when the wait
+// could not start.
 // result is 0 (locked), -ECANCELED (flockCancel), or -errno.
 Napi::Value FlockWait(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -425,9 +460,20 @@ Napi::Value FlockWait(const Napi::CallbackInfo& info) {
   if (reg == nullptr || reg->torn_down) return Result(env, -ECANCELED);
   int dupfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
   if (dupfd < 0) return Result(env, -errno);
+  // From the look at pending waits to this wait's registration, under one lock: two JS threads
+  // cannot both start a wait on one description.
+  std::unique_lock<std::mutex> pending_lock(g_pending_mu);
   if (PendingOn(dupfd)) {
     close(dupfd);
     return Result(env, -EALREADY);  // lib/primitives.ts: ERR_PROCPIN_FLOCK_PENDING
+  }
+  // First without waiting: a description that already holds this lock gets it at once, and no
+  // abort can come between that grant and its delivery (whose LOCK_UN would drop a lock the
+  // description held before the call).
+  int now = sys::FlockOnce(dupfd, (op & ~LOCK_NB) | LOCK_NB);
+  if (now != -EWOULDBLOCK) {
+    close(dupfd);
+    return Result(env, now);  // 0: granted at once
   }
   Waiter* w = new Waiter();  // the registry's reference
   w->fd = dupfd;
@@ -465,7 +511,8 @@ Napi::Value FlockWait(const Napi::CallbackInfo& info) {
   napi_ref ref;
   napi_create_reference(env, info[2], 1, &ref);
   reg->pending.emplace(id, FlockRegistry::Pending{w, ref});
-  AddPending(w);
+  g_pending.push_back(w);
+  pending_lock.unlock();
   UpdateRef(reg);
   return Napi::Number::New(env, id);
 }
