@@ -111,9 +111,11 @@ export interface NativeBinding {
   sigchldIgnored(): number;
   hasPidfdGroupSignal(): boolean;
   strerror(errno: number): string;
-  // Layer 1 (native/flock_wait.cc). flockWait returns the wait's id (> 0), 0 when granted at once (no callback), or -errno when it
-  // could not start; the callback later gets 0 (locked), -ECANCELED (flockCancel came first;
-  // no lock is left taken) or -errno. flockCancel is true while the result is still to come.
+  // Layer 1 (native/flock_wait.cc). flockWait returns the wait's id (> 0), 0 when granted at
+  // once (no callback then), -EALREADY when a wait is pending on the same open file description,
+  // or -errno when it could not start; the callback later gets 0 (locked), -ECANCELED
+  // (flockCancel came first; no lock is left taken) or -errno. flockCancel is true while the
+  // result is still to come.
   flockWait(fd: number, operation: number, callback: (result: number) => void): number;
   flockCancel(id: number): boolean;
 

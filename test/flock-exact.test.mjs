@@ -93,3 +93,27 @@ test('with the usual wake signal taken, a flock() wait still queues in the kerne
   assert.equal(r.code, 0, r.stderr);
   assert.deepEqual(JSON.parse(r.stdout), { queued: true, grantedWithinMs: true, ignored: 1 });
 });
+
+test('an abort of a wait whose wake signal the application took meanwhile settles at once, and no lock is left taken', async (t) => {
+  const so = compileC('wake_signal_taken', { output: 'wake_signal_taken.so', shared: true });
+  if (!need(t, so !== null, `a C compiler: ${compileC.lastError}`)) return;
+  const r = await runNode(`${setup}
+    const a = openSync(lockPath, 'r'), b = openSync(lockPath, 'r'), c = openSync(lockPath, 'r');
+    p.flockSync(a, C.LOCK_EX);
+    const ac = new AbortController();
+    const waiting = p.flock(b, C.LOCK_EX, { signal: ac.signal });
+    try { process.dlopen({ exports: {} }, ${JSON.stringify(so)}); } catch {}
+    const t0 = performance.now();
+    ac.abort();
+    const out = { result: await waiting.then(() => 'granted', (e) => e.name) };
+    out.settledQuickly = performance.now() - t0 < 1000;
+    p.flockSync(a, C.LOCK_UN);
+    // The given-up thread gets the lock once a lets go, and gives it back at once.
+    let free = false;
+    for (let i = 0; i < 400 && !(free = p.tryLock(c, 'exclusive')); i++) await new Promise((r) => setTimeout(r, 5));
+    out.free = free;
+    out.ignored = sigIgn(63);
+    console.log(JSON.stringify(out));`, { timeout: 20000 });
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(JSON.parse(r.stdout), { result: 'AbortError', settledQuickly: true, free: true, ignored: 1 });
+});
