@@ -41,3 +41,7 @@ export type {
   ClaimOptions,
   ClaimPidfileOptions,
 } from './sweep';
+
+// Containment (lib/contain.ts): groups the kernel holds, and the successor's sweep of cgroups.
+export { sweepCgroups } from './contain';
+export type { ContainMode, Containment, SweepCgroupsOptions } from './contain';
