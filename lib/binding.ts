@@ -24,6 +24,9 @@ export interface NativeConstants {
   readonly WCONTINUED: number;
   readonly WNOHANG: number;
   readonly WNOWAIT: number;
+  readonly __WNOTHREAD: number;
+  readonly __WALL: number;
+  readonly __WCLONE: number;
   readonly CLD_EXITED: number;
   readonly CLD_KILLED: number;
   readonly CLD_DUMPED: number;
@@ -34,6 +37,8 @@ export interface NativeConstants {
   readonly PIDFD_SIGNAL_THREAD: number;
   readonly PIDFD_SIGNAL_THREAD_GROUP: number;
   readonly PIDFD_SIGNAL_PROCESS_GROUP: number;
+  readonly PIDFD_SELF_THREAD: number;
+  readonly PIDFD_SELF_THREAD_GROUP: number;
   readonly CLOSE_RANGE_UNSHARE: number;
   readonly CLOSE_RANGE_CLOEXEC: number;
   readonly LOCK_SH: number;
@@ -88,7 +93,7 @@ export interface RawSweepReport {
   /** 0, or -errno when the directory itself could not be read. */
   errno: number;
   syscall?: string;
-  names: string[];
+  names: (string | Buffer)[];
   pids: Int32Array;
   outcomes: Uint8Array;
   errnos: Int32Array;
@@ -117,9 +122,11 @@ export interface NativeBinding {
   sigchldIgnored(): number;
   hasPidfdGroupSignal(): boolean;
   strerror(errno: number): string;
-  // Layer 1 (native/flock_wait.cc). flockWait returns the wait's id (> 0), or -errno when it
-  // could not start; the callback later gets 0 (locked), -ECANCELED (flockCancel came first;
-  // no lock is left taken) or -errno. flockCancel is true while the result is still to come.
+  // Layer 1 (native/flock_wait.cc). flockWait returns the wait's id (> 0), 0 when granted at
+  // once (no callback then), -EALREADY when a wait is pending on the same open file description,
+  // or -errno when it could not start; the callback later gets 0 (locked), -ECANCELED
+  // (flockCancel came first; no lock is left taken) or -errno. flockCancel is true while the
+  // result is still to come.
   flockWait(fd: number, operation: number, callback: (result: number) => void): number;
   flockCancel(id: number): boolean;
 
@@ -132,7 +139,7 @@ export interface NativeBinding {
   spawn(
     candidates: string[],
     argv: string[],
-    env: string[] | null,
+    env: string[],
     cwd: string | null,
     stdio: number[],
     group: number,

@@ -7,7 +7,6 @@
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { isMainThread } from 'node:worker_threads';
 import type { Duplex, Readable, Stream, Writable } from 'node:stream';
 import { binding, type NativeChildHandle, type RawWaitInfo } from './binding';
 import { codedError, errnoException } from './errors';
@@ -444,7 +443,7 @@ export interface SpawnSpec {
   args: string[];
   candidates: string[];
   argv: string[];
-  env: string[] | null;
+  env: string[];
   cwd: string | null;
   stdio: number[];
   group: number;
@@ -571,11 +570,12 @@ export function prepareSpawn(
     throw invalidArgType('options.env', 'of type object', envOpt, caller);
   }
   const envSource = (envOpt ?? process.env) as Record<string, unknown>;
-  // Without options.env, the main thread hands over its own environment natively (process.env
-  // is environ there); a Worker's process.env is a copy of its own, so it is copied.
-  const env: string[] | null = envOpt === undefined && isMainThread ? null : [];
-  let pathVar: string | undefined = envOpt === undefined ? process.env['PATH'] : undefined;
-  if (env !== null) for (const key of Object.keys(envSource)) {
+  // Always a copy, taken here: the child shares our memory (CLONE_VM) and must never read the
+  // live `environ`, which a Worker with SHARE_ENV may be rewriting (setenv reallocates it) while
+  // the child's execve reads it. Node reads each variable of process.env under its own lock.
+  const env: string[] = [];
+  let pathVar: string | undefined;
+  for (const key of Object.keys(envSource)) {
     const value = envSource[key];
     if (value === undefined) continue;
     validateCString(key, `options.env['${key}']`, caller);

@@ -44,6 +44,7 @@ export type {
   SweepAuthority,
   SweepMessage,
   ClaimOptions,
+  ClaimPidfileOptions,
 } from './sweep';
 
 // Containment (lib/contain.ts): groups the kernel holds, and the successor's sweep of cgroups.

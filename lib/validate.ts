@@ -124,7 +124,8 @@ export function validateAbortSignal(
 }
 
 // Signals: os.constants.signals for the classic names; real-time ones as SIGRTMIN+n / SIGRTMAX-n
-// (glibc's SIGRTMIN is 34: the two below it are reserved by NPTL).
+// (glibc's SIGRTMIN is 34: the two below it are reserved by NPTL). The kernel takes those two,
+// 32 and 33, as it takes any other (Node's process.kill does too): they are named SIG32, SIG33.
 const SIGRTMIN = 34;
 const SIGRTMAX = 64;
 const nameToNumber = new Map<string, number>();
@@ -137,6 +138,10 @@ for (let n = SIGRTMIN; n <= SIGRTMAX; n++) {
   const name = n - SIGRTMIN <= SIGRTMAX - n ? `SIGRTMIN+${n - SIGRTMIN}` : `SIGRTMAX-${SIGRTMAX - n}`;
   nameToNumber.set(name, n);
   numberToName.set(n, name);
+}
+for (const n of [32, 33]) {
+  nameToNumber.set(`SIG${n}`, n);
+  numberToName.set(n, `SIG${n}`);
 }
 nameToNumber.set('SIGRTMIN', SIGRTMIN);
 nameToNumber.set('SIGRTMAX', SIGRTMAX);

@@ -861,12 +861,10 @@ Napi::Value Spawn(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   auto* reg = static_cast<Registry*>(info.Data());
   std::vector<std::string> candidates, argv, envv;
-  // env null: the process's own environment (environ), which Node's main thread keeps equal to
-  // process.env (its setter calls setenv); it saves copying every variable through JavaScript.
-  const bool own_environ = info.Length() > 2 && info[2].IsNull();
+  // env is always a copy (lib/child.ts takes it from process.env): the CLONE_VM child never reads
+  // the live environ, which a SHARE_ENV Worker may be reallocating meanwhile.
   if (info.Length() < 9 || !StringArray(env, info[0], "candidates", &candidates) ||
-      !StringArray(env, info[1], "argv", &argv) ||
-      (!own_environ && !StringArray(env, info[2], "env", &envv))) {
+      !StringArray(env, info[1], "argv", &argv) || !StringArray(env, info[2], "env", &envv)) {
     if (!env.IsExceptionPending()) {
       Napi::TypeError::New(env, "spawn takes 9 arguments").ThrowAsJavaScriptException();
     }
@@ -935,7 +933,7 @@ Napi::Value Spawn(const Napi::CallbackInfo& info) {
   for (size_t i = 1; i < argvp.size(); ++i) sh_argv.push_back(argvp[i]);  // ends with nullptr
   if (argvp.size() <= 1) sh_argv.push_back(nullptr);
   req.sh_argv = sh_argv.data();
-  req.envp = own_environ ? environ : envp.data();
+  req.envp = envp.data();
   req.cwd = has_cwd ? cwd.c_str() : nullptr;
   req.group = group;
   req.pdeathsig = pdeathsig;
@@ -1004,7 +1002,7 @@ Napi::Value OpenProcess(const Napi::CallbackInfo& info) {
     return Napi::Value();
   }
   if (pid <= 0) return Result(env, -ESRCH);
-  int fd = sys::PidfdOpen(pid, 0);
+  int fd = sys::OpenPidfd(pid);  // -ENOSYS where pidfds do not work (old kernel, seccomp)
   if (fd < 0) return Result(env, fd);
   Napi::Value h = Adopt(env, reg, pid, fd, false, info[1].As<Napi::Function>());
   return h;

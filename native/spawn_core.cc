@@ -278,14 +278,23 @@ int Spawn(const Request& req, Outcome* out) {
   sh.err = 0;
   sh.stage = kStageNone;
 
+  // Each feature probed once, here in the parent: the child then reads settled answers. Where
+  // pidfds do not work end to end (an old kernel, or a seccomp policy that refuses one of the
+  // calls), the child gets none: the caller falls back to polling and signals by pid.
+  sys::ProbeCloseRange();
+  const bool use_pidfd = sys::PidfdUsable();
+
   // Block every signal in this thread around clone (as glibc's posix_spawn does): the child
   // starts with our handlers and our memory, and must reset the handlers before anything runs.
   uint64_t all = ~0ull, old = 0;
   SetMaskRaw(&all, &old);
   int pidfd = -1;
-  pid_t pid = clone(ChildMain, stack_top, CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD, &sh,
-                    &pidfd);
-  int clone_errno = pid < 0 ? errno : 0;
+  pid_t pid = -1;
+  int clone_errno = ENOSYS;
+  if (use_pidfd) {
+    pid = clone(ChildMain, stack_top, CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD, &sh, &pidfd);
+    clone_errno = pid < 0 ? errno : 0;
+  }
   if (pid < 0 && (clone_errno == EINVAL || clone_errno == ENOSYS || clone_errno == EPERM)) {
     // A kernel (or a seccomp policy) that refuses CLONE_PIDFD: the same without it, and
     // pidfd_open below. Safe: nobody but us can reap the child, so its pid stays its own.
@@ -318,7 +327,7 @@ int Spawn(const Request& req, Outcome* out) {
     return -e;
   }
 
-  if (pidfd < 0) {
+  if (pidfd < 0 && use_pidfd) {
     int fd = sys::PidfdOpen(pid, 0);
     pidfd = fd >= 0 ? fd : -1;
   }
