@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import {
-  cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync,
+  cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync,
   symlinkSync, writeFileSync,
 } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -67,14 +67,13 @@ export function packedTarball() {
     const dir = join(cache, `pack-${sourcesHash()}`);
     const done = join(dir, 'tarball');
     if (existsSync(done)) return { tgz: join(dir, readFileSync(done, 'utf8')), dir };
+    // Older packs, and this one if a run stopped half way, go (node-gyp's Makefiles hold the
+    // copy's path, so it is packed where it stays; `tarball`, written last, marks it done).
     for (const old of readdirSync(cache).filter((f) => f.startsWith('pack-'))) rmSync(join(cache, old), { recursive: true, force: true });
-    const work = mkdtempSync(join(cache, 'packing-'));
-    copyPackage(work);
-    const { stdout } = await npm(['pack', '--silent'], { cwd: work });
+    copyPackage(dir);
+    const { stdout } = await npm(['pack', '--silent'], { cwd: dir });
     const name = stdout.trim().split('\n').pop();
-    writeFileSync(join(work, 'tarball'), name);
-    // The finished copy appears under its final name at once, or not at all.
-    renameSync(work, dir);
+    writeFileSync(done, name);
     return { tgz: join(dir, name), dir };
   })();
   return packing;
