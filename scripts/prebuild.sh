@@ -16,9 +16,11 @@ ARCHS=(x64 arm64)
 declare -A TRIPLE=([x64]=x86_64-linux-gnu [arm64]=aarch64-linux-gnu)
 declare -A APT=([x64]=g++-x86-64-linux-gnu [arm64]=g++-aarch64-linux-gnu)
 declare -A MACHINE=([x64]='Advanced Micro Devices X86-64' [arm64]='AArch64')
-# Native programs shipped beside the addon, as name=source (a C file, built for every arch).
+# Native programs shipped beside the addon, built for every arch: "name=source.c [extra flags]",
+# e.g. "procpin-hello=native/hello.c". Linked statically: a dynamic executable built against a
+# newer glibc needs its __libc_start_main (GLIBC_2.34), above the floor; a static one needs none.
 EXECUTABLES=()
-EXE_CFLAGS=(-std=gnu11 -O2 -Wall -Wextra -Werror -fstack-protector-strong -D_FORTIFY_SOURCE=2)
+EXE_CFLAGS=(-std=gnu11 -O2 -Wall -Wextra -Werror -fstack-protector-strong -D_FORTIFY_SOURCE=2 -static)
 GLIBC_FLOOR=2.28
 
 host=$(node -p process.arch)
@@ -76,7 +78,8 @@ for arch in "${ARCHS[@]}"; do
   check "$arch" "$out/procpin.glibc.node"
   for exe in "${EXECUTABLES[@]}"; do
     name=${exe%%=*}
-    "$(tool "$arch" gcc)" "${EXE_CFLAGS[@]}" -o "$out/$name" "${exe#*=}"
+    read -r -a src_flags <<<"${exe#*=}"
+    "$(tool "$arch" gcc)" "${EXE_CFLAGS[@]}" "${src_flags[@]:1}" -o "$out/$name" "${src_flags[0]}"
     "$(tool "$arch" strip)" "$out/$name"
     check "$arch" "$out/$name"
   done

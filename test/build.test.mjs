@@ -153,7 +153,7 @@ test('npm pack gives a tarball with the prebuild; it installs into an empty proj
   });
   const installed = join(project, 'node_modules', 'procpin');
   assert.ok(!existsSync(join(installed, 'build')), 'nothing was compiled at install: the prebuild serves');
-  assert.deepEqual(readdirSync(join(installed, 'prebuilds', 'linux-x64')), ['procpin.glibc.node']);
+  assert.ok(readdirSync(join(installed, 'prebuilds', 'linux-x64')).includes('procpin.glibc.node'));
 
   const check = `
     const names = ['constants', 'waitid', 'pidfdOpen', 'pidfdSendSignal', 'setParentDeathSignal',
