@@ -29,6 +29,14 @@
           "ldflags": ["-fsanitize=address,undefined"]
         }]
       ]
+    },
+    {
+      "target_name": "procpin-init",
+      "type": "executable",
+      "sources": ["native/init/procpin-init.c"],
+      "defines": ["_GNU_SOURCE"],
+      "cflags": ["-Wall", "-Wextra", "-Werror", "-fstack-protector-strong", "-O2", "-std=gnu11"],
+      "ldflags": ["-Wl,-z,relro,-z,now"]
     }
   ]
 }

@@ -20,8 +20,9 @@ import * as groupSuite from './suites/group.mjs';
 import * as sweepSuite from './suites/sweep.mjs';
 import * as overheadSuite from './suites/overhead.mjs';
 import * as soakSuite from './suites/soak.mjs';
+import * as containSuite from './suites/contain.mjs';
 
-export const suites = [spawnSuite, exitSuite, groupSuite, sweepSuite, overheadSuite, soakSuite];
+export const suites = [spawnSuite, exitSuite, groupSuite, sweepSuite, overheadSuite, soakSuite, containSuite];
 
 const { values } = parseArgs({
   options: {

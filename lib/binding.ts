@@ -129,6 +129,7 @@ export interface NativeBinding {
     pdeathsig: number,
     closeFds: boolean,
     onExit: (result: RawWaitInfo | number, reaped: boolean) => void,
+    cgroupProcs?: number,
   ): NativeSpawned | NativeSpawnFailure | number;
   /** A pidfd watch on any process; `onExit(0)` when it exits. */
   openProcess(pid: number, onExit: (result: number) => void): NativeChildHandle | number;
@@ -194,3 +195,32 @@ function load(): NativeBinding {
 
 /** The loaded addon. */
 export const binding: NativeBinding = load();
+
+/**
+ * The `procpin-init` executable of `contain: 'pidns'`, built with the addon and kept next to it
+ * (build/Release, or prebuilds/linux-ARCH in the package); null when none is there.
+ */
+export function initExecutablePath(): string | null {
+  if (initPath !== undefined) return initPath;
+  const fs = require('node:fs') as typeof import('node:fs');
+  const root = path.join(__dirname, '..');
+  const explicit = process.env['PROCPIN_BINDING'];
+  const dirs = [
+    ...(explicit ? [path.dirname(path.resolve(explicit))] : []),
+    path.join(root, 'build', 'Release'),
+    path.join(root, 'prebuilds', `linux-${process.arch}`),
+  ];
+  initPath = null;
+  for (const d of dirs) {
+    const p = path.join(d, 'procpin-init');
+    try {
+      fs.accessSync(p, fs.constants.X_OK);
+      initPath = p;
+      break;
+    } catch {
+      // not here
+    }
+  }
+  return initPath;
+}
+let initPath: string | null | undefined;

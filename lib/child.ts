@@ -117,6 +117,7 @@ export class Child {
   #closed = false;
   #lost: Error | null = null;
   #guard: ((caller: (...a: never[]) => unknown) => void) | null = null;
+  #internalFds: number[] = [];
   #resolve!: (info: WaitInfo) => void;
   #reject!: (err: Error) => void;
 
@@ -138,24 +139,31 @@ export class Child {
       spec.pdeathsig,
       spec.closeFds,
       (result, reaped) => this.#onExit(result, reaped),
+      spec.cgroupProcs ?? -1,
     );
     if (typeof r === 'number') throw errnoException(r, 'spawn', { path: spec.file }, spawn);
     if ('errno' in r) {
       const syscall = r.stage === 'chdir' || r.stage === 'execve' ? r.stage : 'spawn';
       const path = r.stage === 'chdir' && spec.cwd !== null ? spec.cwd : spec.file;
-      throw errnoException(r.errno, syscall, { path, spawnargs: spec.args }, spawn);
+      const err = errnoException(r.errno, syscall, { path, spawnargs: spec.args }, spawn);
+      // Joining a cgroup (contain: 'cgroup') failed: containment tells that apart.
+      if (r.stage === 'cgroup') Object.defineProperty(err, 'stage', { value: 'cgroup' });
+      throw err;
     }
     this.pid = r.pid;
     this.#handle = r.handle;
     const streams: Array<Readable | Writable | Duplex | null> = [];
+    const own = r.fds.length - (spec.internal ?? 0);
+    this.#internalFds = r.fds.slice(own);
     try {
-      for (let i = 0; i < r.fds.length; i++) {
+      for (let i = 0; i < own; i++) {
         const fd = r.fds[i] ?? -1;
         streams.push(fd < 0 ? null : openStream(fd, i));
       }
     } catch (err) {
       // The caller gets no Child, so none may be left behind: no descriptor, no process.
       for (const st of streams) st?.destroy();
+      this.#internalFds = [];
       for (let i = streams.length; i < r.fds.length; i++) {
         const fd = r.fds[i] ?? -1;
         if (fd >= 0) fs.closeSync(fd);
@@ -168,6 +176,13 @@ export class Child {
     this.stdin = (streams[0] as Writable | null) ?? null;
     this.stdout = (streams[1] as Readable | null) ?? null;
     this.stderr = (streams[2] as Readable | null) ?? null;
+  }
+
+  /** @internal The parent's ends of procpin's own stdio entries (SpawnSpec.internal); once. */
+  static takeInternalFds(child: Child): number[] {
+    const fds = child.#internalFds;
+    child.#internalFds = [];
+    return fds;
   }
 
   /** The pidfd (O_CLOEXEC), or -1: on a kernel without pidfds, and after reap or close. */
@@ -332,7 +347,8 @@ export class Child {
 }
 
 /** @internal */
-interface SpawnSpec {
+/** @internal What is handed to the addon; containment rewrites it (see ./contain). */
+export interface SpawnSpec {
   file: string;
   args: string[];
   candidates: string[];
@@ -343,7 +359,14 @@ interface SpawnSpec {
   group: number;
   pdeathsig: number;
   closeFds: boolean;
+  /** A cgroup's cgroup.procs open for writing: the child joins it first (-1 or absent: none). */
+  cgroupProcs?: number;
+  /** The last `internal` stdio entries are procpin's own: their descriptors get no stream. */
+  internal?: number;
 }
+
+/** @internal A rewrite of the spec just before the spawn (containment's hook). */
+export type SpawnRewrite = (spec: SpawnSpec) => SpawnSpec;
 
 function openStream(fd: number, i: number): Readable | Writable | Duplex {
   // A pipe (0-2) is one-way, a socket pair (3+) both; net.Socket gives child_process's streams:
@@ -374,6 +397,16 @@ export function spawn(
   file: string,
   argsOrOptions?: readonly string[] | SpawnOptions,
   maybeOptions?: SpawnOptions,
+): Child {
+  return spawnRewritten(file, argsOrOptions, maybeOptions);
+}
+
+/** @internal {@link spawn}, with the spec rewritten just before the addon gets it. */
+export function spawnRewritten(
+  file: string,
+  argsOrOptions?: readonly string[] | SpawnOptions,
+  maybeOptions?: SpawnOptions,
+  rewrite?: SpawnRewrite,
 ): Child {
   validateCString(file, 'file', spawn);
   if (file.length === 0) throw invalidArgValue('file', file, 'cannot be empty', spawn);
@@ -452,7 +485,7 @@ export function spawn(
   }
 
   const pathVar = opts.env ? envSource['PATH'] : process.env['PATH'];
-  return new Child(kInternal, {
+  const spec: SpawnSpec = {
     file,
     args: [...argList],
     candidates: execCandidates(file, pathVar === undefined ? undefined : String(pathVar)),
@@ -463,7 +496,8 @@ export function spawn(
     group,
     pdeathsig,
     closeFds,
-  });
+  };
+  return new Child(kInternal, rewrite ? rewrite(spec) : spec);
 }
 
 /** The paths execvp would try, in order. */

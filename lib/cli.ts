@@ -244,7 +244,11 @@ Options:
       --timeout D        stop the command after D (0: no timeout)
       --kill-signal SIG  the signal that starts a cleanup (default SIGTERM)
       --no-parent-death  let the command survive procpin's death (default: SIGKILL on it)
-  -v, --verbose          print the cleanup phases on stderr
+      --contain[=MODE]   hold the group where nothing leaves it and the kernel ends it:
+                         pidns (a pid namespace: nothing outlives procpin, even SIGKILLed),
+                         cgroup (a cgroup v2: 'procpin sweep --cgroups' ends a dead procpin's),
+                         auto (the default MODE: the strongest available)
+  -v, --verbose          print the cleanup phases (and the containment used) on stderr
   -h, --help             show this help
 
 Durations: 500ms, 2s, 1m, 1h, or plain milliseconds.
@@ -260,6 +264,7 @@ Exit status:
 `;
 
 const SWEEP_HELP = `Usage: procpin sweep DIR --prefix P [--dry-run] [--json]
+       procpin sweep --cgroups [--dry-run] [--json]
 
 Removes the entries of DIR named P<pid> (then the end of the name, '-' or '.') that a dead owner
 left behind: only when the pid names no live process, nobody holds a lock on the entry, a socket
@@ -267,6 +272,8 @@ does not listen, and the entry is this user's. Prints what was removed and what 
 
 Options:
   -p, --prefix P   the name prefix (required)
+      --cgroups    instead: kill and remove the cgroups of 'procpin run --contain=cgroup'
+                   (and spawnGroup's contain: 'cgroup') whose procpin is dead
   -n, --dry-run    decide, but remove nothing
       --json       print the report as JSON: { "removed": [...], "kept": [...] }
   -h, --help       show this help
@@ -300,15 +307,23 @@ const RUN_OPTIONS = {
   timeout: { type: 'string' },
   'kill-signal': { type: 'string' },
   'no-parent-death': { type: 'boolean' },
+  contain: { type: 'string' },
   verbose: { type: 'boolean', short: 'v' },
   help: { type: 'boolean', short: 'h' },
 } as const satisfies Options;
+// --contain takes its value only after '=': for finding the command, it is a flag.
+const RUN_SPLIT_OPTIONS = { ...RUN_OPTIONS, contain: { type: 'boolean' } } as const satisfies Options;
 
 const FORWARDED: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
 async function runCommand(args: string[]): Promise<number> {
-  const { own, rest: command } = splitAtCommand(args, RUN_OPTIONS);
-  const { values } = strictParse(own, RUN_OPTIONS, 'run', false);
+  const { own, rest: command } = splitAtCommand(args, RUN_SPLIT_OPTIONS);
+  const { values } = strictParse(
+    own.map((a) => (a === '--contain' ? '--contain=auto' : a)),
+    RUN_OPTIONS,
+    'run',
+    false,
+  );
   if (values.help) {
     out(RUN_HELP);
     return EXIT.OK;
@@ -317,6 +332,10 @@ async function runCommand(args: string[]): Promise<number> {
   if (file === undefined) throw new UsageError('missing COMMAND', 'run');
   const grace = values.grace === undefined ? undefined : parseDuration(values.grace, 'grace');
   const timeoutMs = values.timeout === undefined ? 0 : parseDuration(values.timeout, 'timeout');
+  const contain = values.contain;
+  if (contain !== undefined && contain !== 'auto' && contain !== 'pidns' && contain !== 'cgroup') {
+    throw new UsageError(`--contain must be auto, pidns or cgroup, not '${contain}'`, 'run');
+  }
   const verbose = values.verbose === true;
   const log = verbose ? (line: string) => err(`procpin: ${line}\n`) : () => {};
 
@@ -388,6 +407,7 @@ async function runCommand(args: string[]): Promise<number> {
       if (killSignal !== undefined) options.killSignal = killSignal as Signal;
       if (grace !== undefined) options.grace = grace;
       if (timeoutMs > 0) options.timeout = timeoutMs;
+      if (contain !== undefined) options.contain = contain;
       group = lib.spawnGroup(file, command.slice(1), options);
     } catch (e) {
       const status = spawnFailureStatus(e);
@@ -397,6 +417,10 @@ async function runCommand(args: string[]): Promise<number> {
       return status;
     }
     log(`group ${group.pgid} started: ${command.join(' ')}`);
+    if (contain !== undefined) {
+      log(`containment: ${group.containment}`);
+      for (const why of group.containmentFallback) log(`not ${why}`);
+    }
     const g = group;
     job?.start(g);
     void g.exited.then(
@@ -425,6 +449,7 @@ async function runCommand(args: string[]): Promise<number> {
 
 const SWEEP_OPTIONS = {
   prefix: { type: 'string', short: 'p' },
+  cgroups: { type: 'boolean' },
   'dry-run': { type: 'boolean', short: 'n' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
@@ -445,6 +470,7 @@ async function sweepCommand(args: string[]): Promise<number> {
     out(SWEEP_HELP);
     return EXIT.OK;
   }
+  if (values.cgroups) return sweepCgroupsCommand(positionals, values);
   const dir = positionals[0];
   if (dir === undefined) throw new UsageError('missing DIR', 'sweep');
   if (positionals.length > 1) throw new UsageError(`unexpected argument '${positionals[1]}'`, 'sweep');
@@ -484,6 +510,33 @@ async function sweepCommand(args: string[]): Promise<number> {
   }
   if (report.error) {
     err(`procpin sweep: ${dir}: ${report.error.message}\n`);
+    return EXIT.FAILURE;
+  }
+  return EXIT.OK;
+}
+
+async function sweepCgroupsCommand(
+  positionals: string[],
+  values: { prefix?: string; 'dry-run'?: boolean; json?: boolean },
+): Promise<number> {
+  if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`, 'sweep');
+  if (values.prefix !== undefined) throw new UsageError('--prefix does not go with --cgroups', 'sweep');
+  const dryRun = values['dry-run'] === true;
+  const lib = loadLibrary();
+  if (lib === null) return EXIT.PROCPIN_FAILED;
+  const report = await lib.sweepCgroups({ dryRun });
+  if (values.json) {
+    const json: Record<string, unknown> = { removed: report.removed, kept: report.kept };
+    if (report.error) json['error'] = errorJson(report.error);
+    out(`${JSON.stringify(json, null, 2)}\n`);
+  } else {
+    const removed = dryRun ? 'would remove' : 'removed';
+    const width = Math.max(removed.length, 'kept'.length);
+    for (const e of report.removed) out(`${removed.padEnd(width)}  cgroup ${e.name}  (procpin ${e.pid} is dead)\n`);
+    for (const e of report.kept) out(`${'kept'.padEnd(width)}  cgroup ${e.name}  (procpin ${e.pid}: ${e.reason ?? 'kept'})\n`);
+  }
+  if (report.error) {
+    err(`procpin sweep --cgroups: ${report.error.message}\n`);
     return EXIT.FAILURE;
   }
   return EXIT.OK;

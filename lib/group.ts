@@ -9,6 +9,7 @@ import * as diagnostics from 'node:diagnostics_channel';
 import * as os from 'node:os';
 import { binding } from './binding';
 import { Child, spawn, type SpawnOptions } from './child';
+import { spawnContained, validateContain, type ContainMode, type Containment, type Holder } from './contain';
 import { codedError } from './errors';
 import {
   GroupCleanup,
@@ -72,6 +73,12 @@ export interface SpawnGroupOptions extends Omit<SpawnOptions, 'processGroup' | '
   signal?: AbortSignal;
   /** What the leader gets when the spawning thread exits. Default `'SIGKILL'`; `null` for none. */
   parentDeathSignal?: Signal | null;
+  /**
+   * Where nothing can leave the group and the kernel ends it: `'pidns'` (a pid namespace),
+   * `'cgroup'` (a cgroup v2), `'auto'` (the strongest available). Absent: a process group.
+   * See {@link ProcessGroup.containment}.
+   */
+  contain?: ContainMode;
 }
 
 /**
@@ -112,7 +119,18 @@ function memberScanner(pgid: number): GroupOps['scanMembers'] {
   };
 }
 
-function kernelOps(leader: Child, abort: AbortSignal | undefined): GroupOps {
+function kernelOps(leader: Child, abort: AbortSignal | undefined, holder: Holder | null): GroupOps {
+  const ops = processGroupOps(leader, abort);
+  if (holder === null) return ops;
+  const { signalGroup, scanMembers } = ops;
+  return {
+    ...ops,
+    signalGroup: (sig) => holder.signal(sig, signalGroup),
+    scanMembers: () => holder.members(scanMembers),
+  };
+}
+
+function processGroupOps(leader: Child, abort: AbortSignal | undefined): GroupOps {
   const pgid = leader.pid;
   const scanMembers = memberScanner(pgid);
   return {
@@ -207,17 +225,33 @@ export class ProcessGroup {
   readonly exited: Promise<WaitInfo>;
   /** Resolves when the group was cleaned and the leader reaped. Never rejects. */
   readonly closed: Promise<GroupResult>;
+  /**
+   * What holds the group's processes: `'pidns'` (a pid namespace: `pid` is then procpin-init's,
+   * the command's parent's parent), `'cgroup'` (a cgroup v2), or `'group'` (the process group
+   * alone: a member may leave it by setsid/setpgid, and a SIGKILLed supervisor leaves members).
+   */
+  readonly containment: Containment;
+  /** @internal Why `contain: 'auto'` did not use a stronger one. */
+  readonly containmentFallback: readonly string[];
   readonly #cleanup: GroupCleanup;
 
   /** @internal Use {@link spawnGroup}. */
-  constructor(token: typeof kInternal, leader: Child, cleanup: GroupCleanup) {
+  constructor(
+    token: typeof kInternal,
+    leader: Child,
+    cleanup: GroupCleanup,
+    holder: Holder | null = null,
+  ) {
     if (token !== kInternal) throw new TypeError('Illegal constructor: use spawnGroup()');
     this.pid = leader.pid;
     this.pgid = leader.pid;
     this.leader = leader;
     this.#cleanup = cleanup;
     this.exited = cleanup.exited;
-    this.closed = cleanup.closed;
+    this.containment = holder?.kind ?? 'group';
+    this.containmentFallback = holder?.fallback ?? [];
+    // A cgroup is removed (once empty) before the group counts as closed.
+    this.closed = holder ? cleanup.closed.then(async (r) => (await holder.release(), r)) : cleanup.closed;
   }
 
   /**
@@ -243,7 +277,8 @@ export class ProcessGroup {
    * which is {@link closed}.
    */
   stop(): Promise<GroupResult> {
-    return this.#cleanup.stop();
+    void this.#cleanup.stop();
+    return this.closed;
   }
 
   /** {@link stop}. */
@@ -289,16 +324,24 @@ export function spawnGroup(
   const grace = validateInteger(options.grace ?? 5000, 'options.grace', 0, INT32_MAX, spawnGroup);
   const timeout = validateInteger(options.timeout ?? 0, 'options.timeout', 0, INT32_MAX, spawnGroup);
   const abort = validateAbortSignal(options.signal, 'options.signal', spawnGroup);
+  const contain = validateContain(options.contain, 'options.contain', spawnGroup);
   const pg = options.processGroup ?? 'new';
   if (pg !== 'new' && pg !== 'session') {
     throw invalidArgValue('options.processGroup', pg, "must be 'new' or 'session'", spawnGroup);
   }
-  const { killSignal: _k, grace: _g, timeout: _t, signal: _s, ...spawnOptions } = options;
-  const leader = spawn(file, args, {
+  const { killSignal: _k, grace: _g, timeout: _t, signal: _s, contain: _c, ...spawnOptions } = options;
+  const leaderOptions = {
     ...spawnOptions,
     processGroup: pg,
     parentDeathSignal: options.parentDeathSignal === undefined ? 'SIGKILL' : options.parentDeathSignal,
-  } as SpawnOptions);
+  } as SpawnOptions;
+  let leader: Child;
+  let holder: Holder | null = null;
+  if (contain === undefined) {
+    leader = spawn(file, args, leaderOptions);
+  } else {
+    ({ child: leader, holder } = spawnContained(file, args, leaderOptions, contain, killSignal, grace, spawnGroup));
+  }
   // The group reaps its leader, last: a reap (or close, which reaps at exit) by anyone else would
   // free the pgid while members may still run, and the group could no longer signal them.
   Child.setGuard(leader, (caller) => {
@@ -310,7 +353,7 @@ export function spawnGroup(
     );
   });
   const cleanup = new GroupCleanup(
-    kernelOps(leader, abort),
+    kernelOps(leader, abort, holder),
     {
       pid: leader.pid,
       killSignal,
@@ -327,7 +370,7 @@ export function spawnGroup(
     exitHooked = true;
     process.on('exit', killLiveGroups);
   }
-  return new ProcessGroup(kInternal, leader, cleanup);
+  return new ProcessGroup(kInternal, leader, cleanup, holder);
 }
 
 // Groups not yet released. When this process exits with groups still running, no event loop is

@@ -40,3 +40,7 @@ export type {
   SweepMessage,
   ClaimOptions,
 } from './sweep';
+
+// Containment (lib/contain.ts): groups the kernel holds, and the successor's sweep of cgroups.
+export { sweepCgroups } from './contain';
+export type { ContainMode, Containment, SweepCgroupsOptions } from './contain';

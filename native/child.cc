@@ -588,13 +588,17 @@ const char* StageName(int stage) {
       return "close_range";
     case spawn::kStageSignals:
       return "sigaction";
+    case spawn::kStageCgroup:
+      return "cgroup";
     default:
       return "spawn";
   }
 }
 
-// spawn(candidates, argv, env | null, cwd, stdio, group, pdeathsig, closeFds, onExit)
+// spawn(candidates, argv, env | null, cwd, stdio, group, pdeathsig, closeFds, onExit
+//       [, cgroupProcs])
 //   -> { handle, pid, pidfd, fds } or { errno, stage }
+// cgroupProcs: a descriptor of a cgroup's cgroup.procs open for writing, or -1.
 Napi::Value Spawn(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   auto* reg = static_cast<Registry*>(info.Data());
@@ -645,8 +649,12 @@ Napi::Value Spawn(const Napi::CallbackInfo& info) {
         .ThrowAsJavaScriptException();
     return Napi::Value();
   }
+  int32_t cgroup_procs = -1;
+  if (info.Length() > 9 && !info[9].IsUndefined() && !Int32Arg(info, 9, &cgroup_procs)) {
+    return Napi::Value();
+  }
   if (group < spawn::kGroupNew || group > spawn::kGroupInherit || pdeathsig < 0 ||
-      pdeathsig > 64) {
+      pdeathsig > 64 || cgroup_procs < -1) {
     Napi::RangeError::New(env, "bad group or signal").ThrowAsJavaScriptException();
     return Napi::Value();
   }
@@ -673,6 +681,7 @@ Napi::Value Spawn(const Napi::CallbackInfo& info) {
   req.cwd = has_cwd ? cwd.c_str() : nullptr;
   req.group = group;
   req.pdeathsig = pdeathsig;
+  req.cgroup_procs = cgroup_procs;
   req.close_fds = info[7].As<Napi::Boolean>().Value();
   req.stdio = stdio.data();
   req.nstdio = static_cast<int>(stdio.size());

@@ -65,6 +65,11 @@ PROCPIN_NO_SANITIZE int ChildMain(void* arg) {
   Shared* s = static_cast<Shared*>(arg);
   const Request& r = *s->req;
 
+  // 0. The cgroup, before anything else: whatever the program starts is born inside it.
+  if (r.cgroup_procs >= 0 && syscall(SYS_write, r.cgroup_procs, "0", 1) < 0) {
+    ChildFail(s, kStageCgroup, errno);
+  }
+
   // 1. Process group. A new child is never a group leader, so setsid cannot fail with EPERM.
   if (r.group == kGroupNew) {
     if (syscall(SYS_setpgid, 0, 0) < 0) ChildFail(s, kStageSetpgid, errno);

@@ -16,6 +16,7 @@ namespace procpin::spawn {
 enum Stage : int {
   kStageNone = 0,
   kStageSpawn,      // stack, pipes, clone itself
+  kStageCgroup,     // joining the cgroup (contain: 'cgroup')
   kStageSetpgid,    // processGroup 'new'
   kStageSetsid,     // processGroup 'session'
   kStagePdeathsig,  // prctl(PR_SET_PDEATHSIG)
@@ -51,6 +52,9 @@ struct Request {
   const char* cwd = nullptr;    // nullptr: the parent's
   int group = kGroupNew;
   int pdeathsig = 0;            // 0: none
+  // A cgroup's cgroup.procs, opened for writing: the child moves itself there first, before
+  // anything else runs (-1: stay in the parent's cgroup).
+  int cgroup_procs = -1;
   bool close_fds = true;        // close every descriptor above the stdio ones
   const int* stdio = nullptr;   // per child fd: a StdioKind or a parent descriptor
   int nstdio = 0;

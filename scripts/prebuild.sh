@@ -19,7 +19,10 @@ declare -A MACHINE=([x64]='Advanced Micro Devices X86-64' [arm64]='AArch64')
 # Native programs shipped beside the addon, built for every arch: "name=source.c [extra flags]",
 # e.g. "procpin-hello=native/hello.c". Linked statically: a dynamic executable built against a
 # newer glibc needs its __libc_start_main (GLIBC_2.34), above the floor; a static one needs none.
-EXECUTABLES=()
+EXECUTABLES=(
+  # contain: 'pidns' runs its command under this init (lib/contain.ts); binding.gyp's flags.
+  "procpin-init=native/init/procpin-init.c -D_GNU_SOURCE -Wl,-z,relro,-z,now"
+)
 EXE_CFLAGS=(-std=gnu11 -O2 -Wall -Wextra -Werror -fstack-protector-strong -D_FORTIFY_SOURCE=2 -static)
 GLIBC_FLOOR=2.28
 

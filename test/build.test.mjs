@@ -21,7 +21,7 @@ const run = promisify(execFile);
 const work = tmpDir('procpin-build-');
 test.after(() => work[Symbol.dispose]());
 
-const sources = JSON.parse(readFileSync(join(root, 'binding.gyp'), 'utf8').replace(/#.*$/gm, '')).targets[0].sources;
+const sources = JSON.parse(readFileSync(join(root, 'binding.gyp'), 'utf8').replace(/#.*$/gm, '')).targets.flatMap((t) => t.sources);
 const copyPackage = (name) => copyInto(join(work.path, name));
 
 function sh(cmd, args, opts = {}) {
@@ -65,7 +65,9 @@ test('the cmake-js build compiles every source with -Wall -Wextra -Werror and pa
   const commands = JSON.parse(readFileSync(join(cmakeDir, 'build-cmake', 'compile_commands.json'), 'utf8'));
   assert.deepEqual(commands.map((c) => c.file.slice(cmakeDir.length + 1)).sort(), [...sources].sort());
   for (const c of commands) {
-    for (const flag of ['-Wall', '-Wextra', '-Werror', '-fvisibility=hidden', '-fno-exceptions']) {
+    // procpin-init is an executable of C, with the same warnings and hardening.
+    const own = c.file.endsWith('procpin-init.c') ? ['-Wall', '-Wextra', '-Werror', '-fstack-protector-strong'] : null;
+    for (const flag of own ?? ['-Wall', '-Wextra', '-Werror', '-fvisibility=hidden', '-fno-exceptions']) {
       assert.ok(c.command.split(' ').includes(flag), `${flag} in ${c.command}`);
     }
   }
@@ -153,7 +155,7 @@ test('npm pack gives a tarball with the prebuild; it installs into an empty proj
   });
   const installed = join(project, 'node_modules', 'procpin');
   assert.ok(!existsSync(join(installed, 'build')), 'nothing was compiled at install: the prebuild serves');
-  assert.ok(readdirSync(join(installed, 'prebuilds', 'linux-x64')).includes('procpin.glibc.node'));
+  assert.deepEqual(readdirSync(join(installed, 'prebuilds', 'linux-x64')).sort(), ['procpin-init', 'procpin.glibc.node']);
 
   const check = `
     const names = ['constants', 'waitid', 'pidfdOpen', 'pidfdSendSignal', 'setParentDeathSignal',

@@ -1,0 +1,313 @@
+// procpin-init: what holds a `contain: 'pidns'` group. procpin starts this program (its direct
+// child, "the outer") in place of the command; the outer starts the namespace's init ("the
+// inner", pid 1 of a new pid namespace, with a new mount namespace and, when unprivileged, a new
+// user namespace), which mounts the namespace's own /proc and runs the command as its child.
+//
+//   supervisor ── outer (supervisor's namespace) ── inner (pid 1) ── command ── ...
+//
+// Why two: a namespace's init ignores every signal it has no handler for, also one it sends
+// itself, so pid 1 cannot die by the command's signal; the outer can, and so reports the
+// command's exact status (exit code, or death by the same signal) to the supervisor.
+//
+// Lifetime: the outer has the supervisor's parent-death signal (SIGKILL, set before its exec);
+// the inner has SIGKILL as parent-death signal with the outer as parent, re-checked through a
+// pipe whose end the outer holds (getppid() reads 0 across the namespace boundary). When the
+// inner dies the kernel SIGKILLs every process of the namespace: setsid, setpgid and
+// double-forked daemons included.
+//
+// Signals: SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT and SIGTSTP sent
+// to the outer (by the supervisor) go to the inner, which sends them to every process of the
+// namespace (kill(-1)). Signals the kernel itself sends (a terminal's ^C, which reaches the whole
+// foreground process group anyway) are not sent a second time.
+//
+// When the command exits, the inner reaps every orphan; while other processes remain it sends
+// them the group's killSignal (and SIGCONT) and waits up to the grace, then exits, and the kernel
+// kills what is left.
+//
+// Arguments (all decimal):
+//   procpin-init ERRFD KILLSIG GRACE_MS NCAND CANDIDATE... ARGV0 ARG...
+// ERRFD is a stream whose peer procpin reads until end of file: a failure before the command's
+// execve is written there as "STAGE ERRNO\n" (stage: userns, mount, clone, exec, setup); a
+// successful execve closes the last copy of it. The environment is the command's.
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char** environ;
+
+static const int kForwarded[] = {SIGTERM, SIGINT, SIGHUP,   SIGQUIT, SIGUSR1,
+                                 SIGUSR2, SIGWINCH, SIGCONT, SIGTSTP};
+#define NFORWARDED (sizeof kForwarded / sizeof kForwarded[0])
+
+static int g_errfd = -1;
+static int g_killsig = SIGTERM;
+static long g_grace = 5000;
+static int g_ncand = 0;
+static char** g_cand = NULL;
+static char** g_argv = NULL;
+static int g_life[2] = {-1, -1};    // outer holds [1]; the inner polls [0] for POLLHUP
+static int g_status[2] = {-1, -1};  // the inner writes the command's raw status to [1]
+static uid_t g_uid;
+static gid_t g_gid;
+static int g_userns = 0;
+
+static void report(const char* stage, int err) {
+  if (g_errfd < 0) return;
+  char buf[64];
+  int n = snprintf(buf, sizeof buf, "%s %d\n", stage, err);
+  if (n > 0) {
+    ssize_t w = write(g_errfd, buf, (size_t)n);
+    (void)w;
+  }
+}
+
+static _Noreturn void fail(const char* stage, int err, int code) {
+  report(stage, err);
+  _exit(code);
+}
+
+static int write_file(const char* path, const char* text) {
+  int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return -errno;
+  size_t len = strlen(text);
+  ssize_t w = write(fd, text, len);
+  int e = w < 0 ? errno : (w == (ssize_t)len ? 0 : EIO);
+  close(fd);
+  return -e;
+}
+
+static void forwarded_set(sigset_t* set) {
+  sigemptyset(set);
+  for (size_t i = 0; i < NFORWARDED; ++i) sigaddset(set, kForwarded[i]);
+  sigaddset(set, SIGCHLD);
+}
+
+// The command, in the inner's child: default dispositions (we only blocked), an empty mask, the
+// execvp rules over the candidates procpin computed.
+static _Noreturn void exec_command(void) {
+  sigset_t empty;
+  sigemptyset(&empty);
+  sigprocmask(SIG_SETMASK, &empty, NULL);
+  int eacces = 0, last = ENOENT;
+  for (int k = 0; k < g_ncand; ++k) {
+    execve(g_cand[k], g_argv, environ);
+    int e = errno;
+    if (e == ENOEXEC) {
+      int argc = 0;
+      while (g_argv[argc] != NULL) ++argc;
+      char** sh = calloc((size_t)argc + 2, sizeof *sh);
+      if (sh == NULL) fail("exec", ENOMEM, 127);
+      sh[0] = (char*)"/bin/sh";
+      sh[1] = g_cand[k];
+      for (int i = 1; i < argc; ++i) sh[i + 1] = g_argv[i];
+      execve("/bin/sh", sh, environ);
+      fail("exec", errno, 127);
+    }
+    if (e == EACCES) {
+      eacces = 1;
+    } else if (e == ENOENT || e == ENOTDIR || e == ESTALE || e == ENODEV || e == ETIMEDOUT) {
+      last = e;
+    } else {
+      fail("exec", e, e == ENOENT ? 127 : 126);
+    }
+  }
+  int e = eacces ? EACCES : last;
+  fail("exec", e, e == ENOENT ? 127 : 126);
+}
+
+static long now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+// Pid 1 of the namespace.
+static int inner_main(void* arg) {
+  (void)arg;
+  close(g_life[1]);
+  close(g_status[0]);
+  // Dies with the outer; the outer may have died before the prctl: its end of the pipe is then
+  // closed (getppid() would read 0 either way, the parent being outside the namespace).
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) fail("setup", errno, 125);
+  struct pollfd p = {g_life[0], POLLIN, 0};
+  if (poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLIN))) _exit(125);
+
+  if (g_userns) {
+    // The uid and gid the command would have had, mapped onto themselves: one line of our own
+    // ids needs no privilege.
+    char map[64];
+    int r = write_file("/proc/self/setgroups", "deny");
+    if (r < 0 && r != -ENOENT) fail("userns", -r, 125);
+    snprintf(map, sizeof map, "%u %u 1", (unsigned)g_uid, (unsigned)g_uid);
+    if ((r = write_file("/proc/self/uid_map", map)) < 0) fail("userns", -r, 125);
+    snprintf(map, sizeof map, "%u %u 1", (unsigned)g_gid, (unsigned)g_gid);
+    if ((r = write_file("/proc/self/gid_map", map)) < 0) fail("userns", -r, 125);
+  }
+  // The namespace's own /proc, in our own mount namespace: nothing propagates back to the
+  // supervisor's mounts.
+  if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) fail("mount", errno, 125);
+  if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
+    fail("mount", errno, 125);
+  }
+
+  pid_t cmd = fork();
+  if (cmd < 0) fail("clone", errno, 125);
+  if (cmd == 0) {
+    close(g_life[0]);
+    close(g_status[1]);
+    exec_command();
+  }
+  close(g_errfd);
+  g_errfd = -1;
+
+  sigset_t set;
+  forwarded_set(&set);
+  int have_status = 0, status = 0;
+  long deadline = -1;
+  for (;;) {
+    // Reap everything that exited: the command and any orphan re-parented to us.
+    for (;;) {
+      int st;
+      pid_t w = waitpid(-1, &st, WNOHANG);
+      if (w > 0) {
+        if (w == cmd) {
+          have_status = 1;
+          status = st;
+          // Whatever else still runs gets killSignal and the grace, then dies with us.
+          deadline = now_ms() + g_grace;
+          kill(-1, g_killsig);
+          if (g_killsig != SIGKILL && g_killsig != SIGCONT) kill(-1, SIGCONT);
+        }
+        continue;
+      }
+      if (w < 0 && errno == ECHILD && have_status) {
+        ssize_t n = write(g_status[1], &status, sizeof status);
+        (void)n;
+        _exit(0);
+      }
+      break;
+    }
+    siginfo_t si;
+    int sig;
+    if (deadline >= 0) {
+      long left = deadline - now_ms();
+      if (left <= 0) break;
+      struct timespec ts = {left / 1000, (left % 1000) * 1000000L};
+      sig = sigtimedwait(&set, &si, &ts);
+      if (sig < 0 && errno == EAGAIN) break;
+    } else {
+      sig = sigwaitinfo(&set, &si);
+    }
+    if (sig <= 0 || sig == SIGCHLD) continue;
+    if (si.si_code != SI_KERNEL) kill(-1, sig);
+  }
+  // The grace ran out: our exit makes the kernel SIGKILL the rest.
+  ssize_t n = write(g_status[1], &status, sizeof status);
+  (void)n;
+  _exit(0);
+}
+
+static int parse_int(const char* s, long lo, long hi, long* out) {
+  char* end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi) return -1;
+  *out = v;
+  return 0;
+}
+
+static _Noreturn void usage(void) {
+  fprintf(stderr, "procpin-init: started by procpin only (contain: 'pidns')\n");
+  exit(2);
+}
+
+// The command's status, as the outer's own: the same exit code, or death by the same signal
+// (without a core file of ours).
+static _Noreturn void mirror(int status) {
+  if (WIFEXITED(status)) _exit(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    struct rlimit none = {0, 0};
+    setrlimit(RLIMIT_CORE, &none);
+    signal(sig, SIG_DFL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    sigprocmask(SIG_UNBLOCK, &set, NULL);
+    kill(getpid(), sig);
+    _exit(128 + sig);
+  }
+  _exit(125);
+}
+
+int main(int argc, char** argv) {
+  long v;
+  if (argc < 6) usage();
+  if (parse_int(argv[1], 3, 1 << 20, &v) < 0) usage();
+  g_errfd = (int)v;
+  if (fcntl(g_errfd, F_SETFD, FD_CLOEXEC) < 0) usage();
+  if (parse_int(argv[2], 1, 64, &v) < 0) usage();
+  g_killsig = (int)v;
+  if (parse_int(argv[3], 0, 0x7fffffff, &v) < 0) usage();
+  g_grace = v;
+  if (parse_int(argv[4], 1, argc - 6, &v) < 0) usage();
+  g_ncand = (int)v;
+  g_cand = argv + 5;
+  g_argv = argv + 5 + g_ncand;
+  if (g_argv[0] == NULL) usage();
+
+  sigset_t set;
+  forwarded_set(&set);
+  sigprocmask(SIG_BLOCK, &set, NULL);
+
+  if (pipe2(g_life, O_CLOEXEC) < 0 || pipe2(g_status, O_CLOEXEC) < 0) fail("setup", errno, 125);
+  g_uid = geteuid();
+  g_gid = getegid();
+  int flags = CLONE_NEWPID | CLONE_NEWNS | SIGCHLD;
+  // Unprivileged CLONE_NEWPID alone is EPERM: a user namespace of our own makes us privileged
+  // over the new pid and mount namespaces.
+  g_userns = g_uid != 0;
+  static char stack[64 * 1024] __attribute__((aligned(16)));
+  pid_t inner = clone(inner_main, stack + sizeof stack, flags | (g_userns ? CLONE_NEWUSER : 0), NULL);
+  if (inner < 0 && errno == EPERM && !g_userns) {
+    g_userns = 1;
+    inner = clone(inner_main, stack + sizeof stack, flags | CLONE_NEWUSER, NULL);
+  }
+  if (inner < 0) fail(g_userns ? "userns" : "clone", errno, 125);
+  close(g_life[0]);
+  close(g_status[1]);
+  close(g_errfd);
+  g_errfd = -1;
+
+  for (;;) {
+    siginfo_t si;
+    int sig = sigwaitinfo(&set, &si);
+    if (sig < 0) continue;
+    if (sig == SIGCHLD) {
+      int st;
+      pid_t w = waitpid(inner, &st, WNOHANG);
+      if (w != inner) continue;
+      int cmd_status;
+      ssize_t n = read(g_status[0], &cmd_status, sizeof cmd_status);
+      if (n == (ssize_t)sizeof cmd_status) mirror(cmd_status);
+      // The inner died without a word (killed from outside): say so the same way.
+      mirror(st);
+    }
+    if (si.si_code != SI_KERNEL) kill(inner, sig);
+  }
+}
