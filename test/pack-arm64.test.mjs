@@ -76,4 +76,11 @@ test('under qemu an arm64 Node loads the packed linux-arm64 prebuild, runs a chi
   if (r.missing !== 'threw ENOENT') answers.push(`spawn of a missing file: ${r.missing} (CLONE_VFORK runs as a fork: the exec error is not seen)`);
   console.log(`# qemu answered differently: ${answers.join('; ') || 'nothing'}`);
   assert.ok(r.missing === 'threw ENOENT' || r.missing === 'started, exit 127', r.missing);
+
+  // The arm64 procpin-init (static: no -L root needed) runs too; started by hand, it refuses.
+  const init = join(project, 'node_modules', 'procpin', 'prebuilds', 'linux-arm64', 'procpin-init');
+  const refused = await sh(QEMU, [init]).then(() => null, (e) => e);
+  console.log(`# qemu procpin-init (arm64): exit ${refused?.code}, ${refused?.stderr.trim()}`);
+  assert.equal(refused?.code, 2);
+  assert.match(refused.stderr, /procpin-init: started by procpin only/);
 });

@@ -65,7 +65,7 @@ test('the tarball ships no source map, no test, no build output and nothing outs
   for (const f of [...files].sort((a, b) => (a.path < b.path ? -1 : 1))) console.log(`#   ${String(f.size).padStart(7)}  ${f.path.slice('package/'.length)}`);
   assert.deepEqual(files.filter((f) => /\.map$/.test(f.path)), []);
   for (const f of files) {
-    assert.match(f.path, /^package\/(dist\/[\w-]+\.(js|mjs|d\.ts|d\.mts)|native\/[\w-]+\.(cc|h|c)|prebuilds\/linux-(x64|arm64)\/[\w.-]+|bin\/procpin|binding\.gyp|CMakeLists\.txt|package\.json|README\.md|LICENSE)$/, f.path);
+    assert.match(f.path, /^package\/(dist\/[\w-]+\.(js|mjs|d\.ts|d\.mts)|native\/[\w/-]+\.(cc|h|c)|prebuilds\/linux-(x64|arm64)\/[\w.-]+|bin\/procpin|binding\.gyp|CMakeLists\.txt|package\.json|README\.md|LICENSE)$/, f.path);
   }
   // No shipped JavaScript names a file the tarball lacks (a sourceMappingURL, a require of lib/).
   const { dir } = await contents;
