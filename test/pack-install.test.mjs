@@ -3,7 +3,7 @@
 // `import` and `require`: nothing was compiled, and the mapped addon is the shipped file.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, realpathSync } from 'node:fs';
+import { accessSync, constants, existsSync, readdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpDir } from './helpers.mjs';
 import { cache, checkLoads, emptyProject, npm, packedTarball, sh } from './pack-helpers.mjs';
@@ -25,6 +25,8 @@ async function pnpm() {
 
 function assertPrebuildLoaded(r, installed) {
   const prebuild = realpathSync(join(installed, 'prebuilds', `linux-${process.arch}`, 'procpin.glibc.node'));
+  // contain: 'pidns' execs the shipped procpin-init: it kept its executable bit.
+  accessSync(join(installed, 'prebuilds', `linux-${process.arch}`, 'procpin-init'), constants.X_OK);
   assert.deepEqual(r.mapped, [prebuild]);
   assert.ok(r.names.includes('spawnGroup') && r.names.includes('claim'), r.names.join(' '));
   const named = (l) => l.filter((n) => n !== '__esModule');
