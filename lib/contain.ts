@@ -376,7 +376,7 @@ let cgroupRefused: string | null = null;
 // a bounded time: what the kernel has not emptied by then is left to a successor's sweep.
 const liveCgroups = new Set<string>();
 let cgroupExitHooked = false;
-const EXIT_EMPTY_WAIT_MS = 200;
+const EXIT_EMPTY_WAIT_MS = 1000;
 
 function removeLiveCgroups(): void {
   const deadline = performance.now() + EXIT_EMPTY_WAIT_MS;
@@ -421,7 +421,12 @@ function spawnCgroup(
         if (!killed && cgroupPopulated(dir) !== false) cgroupSignal(dir, rel, sig);
         return r === 'ok' || cgroupPopulated(dir) !== false ? 'ok' : r;
       }
-      return cgroupSignal(dir, rel, sig);
+      // The process group too, while its leader is ours: a member whose cgroup was changed (a
+      // root command can write another cgroup's cgroup.procs) is still within its reach.
+      const c = cgroupSignal(dir, rel, sig);
+      const b = base(sig);
+      if (c === 'ok' || b === 'ok') return 'ok';
+      return c === 'EPERM' || b === 'EPERM' ? 'EPERM' : 'ESRCH';
     },
     members() {
       const p = cgroupPopulated(dir);

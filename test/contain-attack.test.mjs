@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import * as procpin from '../dist/index.js';
 import { cgroupPlace } from '../dist/contain.js';
-import { isRoot, need, pkg, runNode } from './helpers.mjs';
+import { isRoot, need, pkg, runNode, waitFor } from './helpers.mjs';
 
 const { spawnGroup } = procpin;
 const place = cgroupPlace();
@@ -58,3 +58,26 @@ for (const how of ['process.exit(3)', "throw new Error('boom')"]) {
     assert.deepEqual(cgroupsOf(pid), []);
   });
 }
+
+// A command with the power to move itself out of its cgroup (root writing cgroup.procs) still
+// leaves its process-group members within reach: they get killSignal and the final SIGKILL as
+// in a plain group, and the group settles.
+test('cgroup: a command that moves itself out of its cgroup cannot take its process-group members out of reach', { timeout: 20000 }, async (t) => {
+  if (!need(t, available('cgroup'), 'cgroup needs root here')) return;
+  const out = typeof place === 'string' ? '' : `${place.mount}/cgroup.procs`;
+  const g = spawnGroup('sh', ['-c', `echo $$ > ${out}; (trap 'exit 0' TERM; echo ready; while :; do sleep 0.05; done) & exec sleep 1000`], {
+    contain: 'cgroup',
+    stdio: ['ignore', 'pipe', 'ignore'],
+    grace: 5000,
+  });
+  let text = '';
+  const ended = new Promise((resolve) => g.leader.stdout.on('end', resolve));
+  g.leader.stdout.on('data', (d) => (text += d));
+  await waitFor(() => text.includes('ready'), { timeout: 10000, what: 'the member to start' });
+  const r = await g.stop();
+  assert.equal(r.signal, 'SIGTERM');
+  assert.equal(g.leader.reaped, true);
+  // The member (in the leader's process group, outside the cgroup) got stop()'s SIGTERM: the
+  // stream it held ends.
+  await ended;
+});
