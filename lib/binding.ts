@@ -24,6 +24,9 @@ export interface NativeConstants {
   readonly WCONTINUED: number;
   readonly WNOHANG: number;
   readonly WNOWAIT: number;
+  readonly __WNOTHREAD: number;
+  readonly __WALL: number;
+  readonly __WCLONE: number;
   readonly CLD_EXITED: number;
   readonly CLD_KILLED: number;
   readonly CLD_DUMPED: number;
@@ -34,6 +37,8 @@ export interface NativeConstants {
   readonly PIDFD_SIGNAL_THREAD: number;
   readonly PIDFD_SIGNAL_THREAD_GROUP: number;
   readonly PIDFD_SIGNAL_PROCESS_GROUP: number;
+  readonly PIDFD_SELF_THREAD: number;
+  readonly PIDFD_SELF_THREAD_GROUP: number;
   readonly CLOSE_RANGE_UNSHARE: number;
   readonly CLOSE_RANGE_CLOEXEC: number;
   readonly LOCK_SH: number;
@@ -58,6 +63,17 @@ export interface NativeChildHandle {
   unref(): void;
   /** Child: info when it reaped now, null when left to reap at exit; undefined otherwise. */
   close(): RawWaitInfo | null | undefined | number;
+  /**
+   * A group signal through the private pidfd with PIDFD_SIGNAL_PROCESS_GROUP (also after a loss):
+   * 0 or -errno; -ENOSYS without a pidfd or where the kernel refuses the flag.
+   */
+  signalGroup(signal: number): number;
+  /** 1 while the unreaped leader is in the group it leads, 0 once it left it, or -errno. */
+  inGroup(): number;
+  /** Puts the leader in the end-kill table (dies with the environment and the process). 0 or -errno. */
+  armEndKill(pidfdGroup: boolean): number;
+  /** SIGKILL if running, wait up to `ms`, reap: info, null when not exited in time, or -errno. */
+  killAndReap(ms: number): RawWaitInfo | null | number;
 }
 
 export interface NativeSpawned {
@@ -77,7 +93,7 @@ export interface RawSweepReport {
   /** 0, or -errno when the directory itself could not be read. */
   errno: number;
   syscall?: string;
-  names: string[];
+  names: (string | Buffer)[];
   pids: Int32Array;
   outcomes: Uint8Array;
   errnos: Int32Array;
@@ -106,9 +122,11 @@ export interface NativeBinding {
   sigchldIgnored(): number;
   hasPidfdGroupSignal(): boolean;
   strerror(errno: number): string;
-  // Layer 1 (native/flock_wait.cc). flockWait returns the wait's id (> 0), or -errno when it
-  // could not start; the callback later gets 0 (locked), -ECANCELED (flockCancel came first;
-  // no lock is left taken) or -errno. flockCancel is true while the result is still to come.
+  // Layer 1 (native/flock_wait.cc). flockWait returns the wait's id (> 0), 0 when granted at
+  // once (no callback then), -EALREADY when a wait is pending on the same open file description,
+  // or -errno when it could not start; the callback later gets 0 (locked), -ECANCELED
+  // (flockCancel came first; no lock is left taken) or -errno. flockCancel is true while the
+  // result is still to come.
   flockWait(fd: number, operation: number, callback: (result: number) => void): number;
   flockCancel(id: number): boolean;
 
@@ -121,7 +139,7 @@ export interface NativeBinding {
   spawn(
     candidates: string[],
     argv: string[],
-    env: string[] | null,
+    env: string[],
     cwd: string | null,
     stdio: number[],
     group: number,
@@ -129,9 +147,25 @@ export interface NativeBinding {
     closeFds: boolean,
     onExit: (result: RawWaitInfo | number, reaped: boolean) => void,
     cgroupProcs?: number,
+    /** [uid, gid], -1 = unchanged. */
+    creds?: [number, number],
   ): NativeSpawned | NativeSpawnFailure | number;
   /** A pidfd watch on any process; `onExit(0)` when it exits. */
   openProcess(pid: number, onExit: (result: number) => void): NativeChildHandle | number;
+  /**
+   * Subreaper / PID 1: reaps this process's zombie children in group `pgid` except `leader`;
+   * the number of such children still alive, or -errno.
+   */
+  reapGroupOrphans(pgid: number, leader: number): number;
+
+  // The supervisor's end (native/endkill.cc).
+  /** SIGKILL to every entry of the end-kill table, now. */
+  endKillAll(): void;
+  /** Entries in the table. */
+  endKillCount(): number;
+  /** A cgroup.kill descriptor written "1" when this environment or the process ends: slot or -errno. */
+  endKillCgroup(fd: number): number;
+  endKillRemove(slot: number): void;
 
   // Layer 3b (native/sweep.cc): the per-entry sweep work.
   /** Sweeps one directory off the event loop. `flags`: `sweepFlags` bits. */

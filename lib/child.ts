@@ -7,16 +7,19 @@
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { isMainThread } from 'node:worker_threads';
-import type { Duplex, Readable, Writable } from 'node:stream';
+import type { Duplex, Readable, Stream, Writable } from 'node:stream';
 import { binding, type NativeChildHandle, type RawWaitInfo } from './binding';
 import { codedError, errnoException } from './errors';
 import type { Signal } from './primitives';
 import { toWaitInfo, type WaitInfo } from './waitinfo';
 import {
+  INT32_MAX,
   invalidArgType,
   invalidArgValue,
+  readOptions,
+  validateAbortSignal,
   validateBoolean,
+  validateInteger,
   validateCString,
   validateFd,
   validateObject,
@@ -24,40 +27,78 @@ import {
   validateSignal,
 } from './validate';
 
-/** One entry of {@link SpawnOptions.stdio}, as `child_process` takes them. */
-export type StdioEntry = 'pipe' | 'inherit' | 'ignore' | number | null | undefined;
+/**
+ * One entry of {@link SpawnOptions.stdio}, as `child_process` takes them: a kind, a descriptor
+ * number, or a Stream that has a descriptor (`process.stdout`, a connected `net.Socket`).
+ */
+export type StdioEntry = 'pipe' | 'inherit' | 'ignore' | number | Stream | null | undefined;
 
-/** Options of {@link spawn}. */
+/** Options of {@link spawn}. Each is read exactly once; an unknown one throws. */
 export interface SpawnOptions {
   /** Working directory of the child. Relative `file` names and PATH entries resolve against it. */
-  cwd?: string | URL;
+  cwd?: string | URL | undefined;
   /** Environment of the child (default `process.env`). Its `PATH` is the one searched. */
-  env?: Record<string, string | number | boolean | undefined>;
+  env?: Record<string, string | number | boolean | undefined> | NodeJS.ProcessEnv | undefined;
   /** `argv[0]` of the child (default `file`). */
-  argv0?: string;
+  argv0?: string | undefined;
   /**
    * Per descriptor of the child, as `child_process`: `'pipe'` (a pipe for 0-2, a socket pair for
    * 3+; the parent's end is a Node stream), `'inherit'` (the parent's descriptor of the same
    * number), `'ignore'` (`/dev/null` for 0-2, closed for 3+), a descriptor number of the parent,
-   * or `null`/`undefined` (`'pipe'` for 0-2, `'ignore'` for 3+). A string applies to 0-2.
-   * Default `'pipe'`.
+   * a Stream that has a descriptor, or `null`/`undefined` (`'pipe'` for 0-2, `'ignore'` for
+   * 3+). A string applies to 0-2. Default `'pipe'`. A descriptor the child gets at 0-2 reaches it
+   * in blocking mode (O_NONBLOCK cleared, as libuv does; the flag belongs to the open file
+   * description, so the parent's copy is blocking afterwards too, exactly as after
+   * `child_process.spawn`).
    */
-  stdio?: 'pipe' | 'inherit' | 'ignore' | StdioEntry[];
+  stdio?: 'pipe' | 'inherit' | 'ignore' | readonly StdioEntry[] | undefined;
   /**
    * `'new'` (default): the child leads a new process group (setpgid(0, 0)). `'session'`: a new
    * session (setsid). `'inherit'`: the parent's group.
    */
-  processGroup?: 'new' | 'session' | 'inherit';
+  processGroup?: 'new' | 'session' | 'inherit' | undefined;
   /**
    * A signal the child gets when the spawning **thread** exits (`PR_SET_PDEATHSIG`, set in the
    * child before exec, with a re-check so that a parent that died first is caught). Spawned from
    * a Worker, the child gets it when that Worker's thread ends, not when the process does.
    * Default `null`: none.
    */
-  parentDeathSignal?: Signal | null;
+  parentDeathSignal?: Signal | null | undefined;
   /** Close every descriptor but the mapped stdio ones in the child (default `true`). */
-  closeFds?: boolean;
+  closeFds?: boolean | undefined;
+  /** The child's user id (setuid in the child; supplementary groups dropped, as libuv does). */
+  uid?: number | undefined;
+  /** The child's group id (setgid in the child; supplementary groups dropped). */
+  gid?: number | undefined;
+  /**
+   * Runs `file` and `args`, joined by spaces, through a shell: `true` is `/bin/sh -c`, a string
+   * names the shell. As child_process does it: the arguments are not quoted.
+   */
+  shell?: boolean | string | undefined;
+  /** Aborting it sends `killSignal` to the child. */
+  signal?: AbortSignal | undefined;
+  /** Milliseconds the child may run; then it gets `killSignal`. 0 or absent: no limit. */
+  timeout?: number | undefined;
+  /** What `signal` and `timeout` send. Default `'SIGTERM'`. */
+  killSignal?: Signal | undefined;
 }
+
+/** The names {@link spawn} reads from its options. @internal */
+export const SPAWN_OPTIONS = [
+  'cwd',
+  'env',
+  'argv0',
+  'stdio',
+  'processGroup',
+  'parentDeathSignal',
+  'closeFds',
+  'uid',
+  'gid',
+  'shell',
+  'signal',
+  'timeout',
+  'killSignal',
+] as const;
 
 const kInternal = Symbol('procpin.internal');
 
@@ -67,6 +108,22 @@ const GROUPS = { new: 0, session: 1, inherit: 2 } as const;
 const ECHILD = -10;
 const ESRCH = -3;
 const SIGKILL = 9;
+const DISPOSE_WAIT_MS = 1000;
+
+/**
+ * `ERR_PROCPIN_CHILD_LOST`: someone else reaped the child (another library's `waitpid(-1)`,
+ * SIGCHLD set to ignored after the spawn). Its exit status is gone, and so is any right to its
+ * number: nothing is sent to it any more.
+ */
+function lostError(pid: number, caller?: (...a: never[]) => unknown) {
+  return codedError(
+    Error,
+    'ERR_PROCPIN_CHILD_LOST',
+    `The child ${pid} was reaped by someone else (a foreign wait, or SIGCHLD ignored): its exit status is lost`,
+    caller,
+    { pid, errno: ECHILD, syscall: 'waitid' },
+  );
+}
 
 function notExited(caller: (...a: never[]) => unknown) {
   return codedError(
@@ -106,8 +163,8 @@ export class Child {
   readonly stdio: ReadonlyArray<Readable | Writable | Duplex | null>;
   /**
    * Resolves when the child exits (or is killed), **without reaping it**: the child stays a
-   * zombie until {@link Child.reap}. Rejects only if the exit status was lost (`ECHILD`:
-   * something else in this process reaped the child, or SIGCHLD became ignored).
+   * zombie until {@link Child.reap}. Rejects with `ERR_PROCPIN_CHILD_LOST` if the exit status
+   * was lost (something else in this process reaped the child, or SIGCHLD became ignored).
    */
   readonly exited: Promise<WaitInfo>;
 
@@ -140,10 +197,11 @@ export class Child {
       spec.closeFds,
       (result, reaped) => this.#onExit(result, reaped),
       spec.cgroupProcs ?? -1,
+      [spec.uid, spec.gid],
     );
     if (typeof r === 'number') throw errnoException(r, 'spawn', { path: spec.file }, spawn);
     if ('errno' in r) {
-      const syscall = r.stage === 'chdir' || r.stage === 'execve' ? r.stage : 'spawn';
+      const syscall = ['chdir', 'execve', 'setuid', 'setgid'].includes(r.stage) ? r.stage : 'spawn';
       const path = r.stage === 'chdir' && spec.cwd !== null ? spec.cwd : spec.file;
       const err = errnoException(r.errno, syscall, { path, spawnargs: spec.args }, spawn);
       // Joining a cgroup (contain: 'cgroup') failed: containment tells that apart.
@@ -185,7 +243,12 @@ export class Child {
     return fds;
   }
 
-  /** The pidfd (O_CLOEXEC), or -1: on a kernel without pidfds, and after reap or close. */
+  /**
+   * A pidfd of the child (O_CLOEXEC), or -1: on a kernel without pidfds, and after reap or close.
+   * It is a duplicate of the one procpin watches and signals through, which stays private: closing
+   * this one does not disturb procpin, and procpin never acts on a descriptor that got its number
+   * later (it checks before it closes the duplicate, and makes a new one when it was closed).
+   */
   get pidfd(): number {
     return this.#handle.pidfd();
   }
@@ -198,7 +261,7 @@ export class Child {
   #onExit(result: RawWaitInfo | number, reaped: boolean): void {
     if (typeof result === 'number') {
       this.#reaped = true;
-      this.#lost = errnoException(result, 'waitid', { pid: this.pid });
+      this.#lost = result === ECHILD ? lostError(this.pid) : errnoException(result, 'waitid', { pid: this.pid });
       this.#reject(this.#lost);
       return;
     }
@@ -230,16 +293,17 @@ export class Child {
     const r = this.#handle.poll();
     if (r === null) return null;
     if (typeof r === 'number') {
-      if (r === ECHILD) this.#markLost(r);
+      if (r === ECHILD) throw this.#markLost(this.poll);
       throw errnoException(r, 'waitid', { pid: this.pid }, this.poll);
     }
     return this.#settle(toWaitInfo(r), false);
   }
 
-  #markLost(r: number): void {
+  #markLost(caller?: (...a: never[]) => unknown): Error {
     this.#reaped = true;
-    this.#lost ??= errnoException(r, 'waitid', { pid: this.pid });
+    this.#lost ??= lostError(this.pid, caller);
     this.#reject(this.#lost);
+    return this.#lost;
   }
 
   /**
@@ -252,7 +316,7 @@ export class Child {
     if (this.#reaped || this.#closed || this.#info) return false;
     const look = this.#handle.poll();
     if (look === ECHILD) {
-      this.#markLost(look);
+      this.#markLost();
       return false;
     }
     if (look !== null && typeof look === 'object') {
@@ -290,7 +354,7 @@ export class Child {
     const r = this.#handle.reap(keepPidfd);
     if (r === null) throw notExited(caller);
     if (typeof r === 'number') {
-      if (r === ECHILD) this.#markLost(r);
+      if (r === ECHILD) throw this.#markLost(caller);
       throw errnoException(r, 'waitid', { pid: this.pid }, caller);
     }
     return this.#settle(toWaitInfo(r), true);
@@ -334,15 +398,41 @@ export class Child {
     const r = this.#handle.close();
     if (r === null || r === undefined) return;
     if (typeof r === 'number') {
-      this.#markLost(r);
+      this.#markLost();
       return;
     }
     this.#settle(toWaitInfo(r), true);
   }
 
-  /** {@link Child.close}. */
+  /**
+   * Nothing outlives the `using` scope: a child that still runs is SIGKILLed, then reaped (a
+   * wait of a few milliseconds at most: SIGKILL is not delayed but by the kernel; after a
+   * second it is left to be reaped at its exit) and closed. An exited child is reaped and closed.
+   */
   [Symbol.dispose](): void {
+    if (this.#closed) return;
+    this.#guard?.(this.close);
+    if (!this.#reaped) {
+      const r = this.#handle.killAndReap(DISPOSE_WAIT_MS);
+      if (r === ECHILD) this.#markLost();
+      else if (r !== null && typeof r === 'object') this.#settle(toWaitInfo(r), true);
+    }
     this.close();
+  }
+
+  /** @internal A group signal through this leader's own pidfd (see NativeChildHandle.signalGroup). */
+  static signalGroup(child: Child, sig: number): number {
+    return child.#handle.signalGroup(sig);
+  }
+
+  /** @internal 1 while the leader is in the group it leads, 0 once it left it, or -errno. */
+  static inGroup(child: Child): number {
+    return child.#reaped ? ESRCH : child.#handle.inGroup();
+  }
+
+  /** @internal The leader's group dies with this environment and with the process. */
+  static armEndKill(child: Child, pidfdGroup: boolean): number {
+    return child.#handle.armEndKill(pidfdGroup);
   }
 }
 
@@ -353,12 +443,14 @@ export interface SpawnSpec {
   args: string[];
   candidates: string[];
   argv: string[];
-  env: string[] | null;
+  env: string[];
   cwd: string | null;
   stdio: number[];
   group: number;
   pdeathsig: number;
   closeFds: boolean;
+  uid: number;
+  gid: number;
   /** A cgroup's cgroup.procs open for writing: the child joins it first (-1 or absent: none). */
   cgroupProcs?: number;
   /** The last `internal` stdio entries are procpin's own: their descriptors get no stream. */
@@ -398,59 +490,117 @@ export function spawn(
   argsOrOptions?: readonly string[] | SpawnOptions,
   maybeOptions?: SpawnOptions,
 ): Child {
-  return spawnRewritten(file, argsOrOptions, maybeOptions);
+  const [args, options] = spawnArguments(file, argsOrOptions, maybeOptions, spawn);
+  const opts = readOptions<SpawnOptions>(options, 'options', SPAWN_OPTIONS, spawn);
+  const killSignal = validateSignal(opts.killSignal ?? 'SIGTERM', 'options.killSignal', spawn);
+  const timeout = validateInteger(opts.timeout ?? 0, 'options.timeout', 0, INT32_MAX, spawn);
+  const abort = validateAbortSignal(opts.signal, 'options.signal', spawn);
+  const spec = prepareSpawn(file, args, opts, spawn);
+  let child: Child | null = null;
+  // The abort listener is added before anything starts: a look-alike signal whose
+  // addEventListener throws leaves nothing running.
+  const onAbort = () => child?.kill(killSignal);
+  abort?.addEventListener('abort', onAbort, { once: true });
+  try {
+    child = startChild(spec);
+  } catch (err) {
+    abort?.removeEventListener('abort', onAbort);
+    throw err;
+  }
+  const c = child;
+  let timer: NodeJS.Timeout | null = null;
+  if (timeout > 0) {
+    // Unref'd: the child's own watch decides whether the event loop stays alive.
+    timer = setTimeout(() => c.kill(killSignal), timeout);
+    timer.unref();
+  }
+  if (abort?.aborted) queueMicrotask(onAbort); // as child_process: started, then stopped at once
+  if (abort || timer) {
+    const done = () => {
+      if (timer) clearTimeout(timer);
+      abort?.removeEventListener('abort', onAbort);
+    };
+    c.exited.then(done, done);
+  }
+  return c;
 }
 
-/** @internal {@link spawn}, with the spec rewritten just before the addon gets it. */
-export function spawnRewritten(
-  file: string,
-  argsOrOptions?: readonly string[] | SpawnOptions,
-  maybeOptions?: SpawnOptions,
-  rewrite?: SpawnRewrite,
-): Child {
-  validateCString(file, 'file', spawn);
-  if (file.length === 0) throw invalidArgValue('file', file, 'cannot be empty', spawn);
+/** `(file, args?, options?)` or `(file, options?)`, as child_process takes them. @internal */
+export function spawnArguments<O>(
+  file: unknown,
+  argsOrOptions: readonly string[] | O | undefined,
+  maybeOptions: O | undefined,
+  caller: (...a: never[]) => unknown,
+): [readonly string[], O | undefined] {
+  validateCString(file, 'file', caller);
+  if ((file as string).length === 0) throw invalidArgValue('file', file, 'cannot be empty', caller);
   let args: readonly string[] = [];
-  let options: SpawnOptions | undefined = maybeOptions;
+  let options: O | undefined = maybeOptions;
   if (Array.isArray(argsOrOptions)) {
     args = argsOrOptions;
   } else if (argsOrOptions !== undefined && argsOrOptions !== null) {
-    if (typeof argsOrOptions !== 'object') {
-      throw invalidArgType('args', 'an instance of Array', argsOrOptions, spawn);
+    if (typeof argsOrOptions !== 'object' || maybeOptions !== undefined) {
+      throw invalidArgType('args', 'an instance of Array', argsOrOptions, caller);
     }
-    if (maybeOptions !== undefined) {
-      throw invalidArgType('args', 'an instance of Array', argsOrOptions, spawn);
-    }
-    options = argsOrOptions as SpawnOptions;
+    options = argsOrOptions as O;
   }
-  const argList = args.map((a, i) => validateCString(a, `args[${i}]`, spawn));
-  const opts = options === undefined ? {} : validateObject<SpawnOptions>(options, 'options', spawn);
+  return [args.map((a, i) => validateCString(a, `args[${i}]`, caller)), options];
+}
 
+const UID_MAX = 0xfffffffe; // (uid_t)-1 means "unchanged" to the kernel
+
+/**
+ * Validates options already read once (see readOptions) into what the addon takes. Starts
+ * nothing. `signal`, `timeout` and `killSignal` are the caller's to apply. @internal
+ */
+export function prepareSpawn(
+  file: string,
+  args: readonly string[],
+  opts: Partial<SpawnOptions>,
+  caller: (...a: never[]) => unknown,
+): SpawnSpec {
   let cwd: string | null = null;
   if (opts.cwd !== undefined && opts.cwd !== null) {
     const c = opts.cwd instanceof URL ? fileURLToPath(opts.cwd) : opts.cwd;
-    cwd = validateCString(c, 'options.cwd', spawn);
+    cwd = validateCString(c, 'options.cwd', caller);
   }
 
-  const envSource = opts.env ?? process.env;
-  if (opts.env !== undefined && (opts.env === null || typeof opts.env !== 'object')) {
-    throw invalidArgType('options.env', 'of type object', opts.env, spawn);
+  const envOpt = opts.env;
+  if (envOpt !== undefined && (envOpt === null || typeof envOpt !== 'object')) {
+    throw invalidArgType('options.env', 'of type object', envOpt, caller);
   }
-  // Without options.env, the main thread hands over its own environment natively (process.env
-  // is environ there); a Worker's process.env is a copy of its own, so it is copied.
-  const env: string[] | null = opts.env === undefined && isMainThread ? null : [];
-  if (env !== null) for (const key of Object.keys(envSource)) {
+  const envSource = (envOpt ?? process.env) as Record<string, unknown>;
+  // Always a copy, taken here: the child shares our memory (CLONE_VM) and must never read the
+  // live `environ`, which a Worker with SHARE_ENV may be rewriting (setenv reallocates it) while
+  // the child's execve reads it. Node reads each variable of process.env under its own lock.
+  const env: string[] = [];
+  let pathVar: string | undefined;
+  for (const key of Object.keys(envSource)) {
     const value = envSource[key];
     if (value === undefined) continue;
-    validateCString(key, `options.env['${key}']`, spawn);
+    validateCString(key, `options.env['${key}']`, caller);
     // A template literal, as child_process has it: a Symbol throws instead of becoming text.
-    env.push(`${key}=${validateCString(`${value as string}`, `options.env['${key}']`, spawn)}`);
+    const text = validateCString(`${value as string}`, `options.env['${key}']`, caller);
+    env.push(`${key}=${text}`);
+    if (key === 'PATH') pathVar = text; // the value read once, not a second look at the getter
   }
 
-  let argv0 = file;
-  if (opts.argv0 !== undefined) argv0 = validateCString(opts.argv0, 'options.argv0', spawn);
+  let execFile = file;
+  let argList: readonly string[] = args;
+  if (opts.shell !== undefined && opts.shell !== false && opts.shell !== '') {
+    if (opts.shell !== true && typeof opts.shell !== 'string') {
+      throw invalidArgType('options.shell', 'of type boolean or string', opts.shell, caller);
+    }
+    // '' is no shell, as child_process has it.
+    const shell = opts.shell === true ? '/bin/sh' : validateCString(opts.shell, 'options.shell', caller);
+    argList = ['-c', [file, ...args].join(' ')];
+    execFile = shell;
+  }
 
-  const stdio = normalizeStdio(opts.stdio);
+  let argv0 = execFile;
+  if (opts.argv0 !== undefined) argv0 = validateCString(opts.argv0, 'options.argv0', caller);
+
+  const stdio = normalizeStdio(opts.stdio, caller);
 
   let group: number = GROUPS.new;
   if (opts.processGroup !== undefined) {
@@ -460,7 +610,7 @@ export function spawnRewritten(
         'options.processGroup',
         opts.processGroup,
         "must be 'new', 'session' or 'inherit'",
-        spawn,
+        caller,
       );
     }
     group = g;
@@ -468,11 +618,14 @@ export function spawnRewritten(
 
   let pdeathsig = 0;
   if (opts.parentDeathSignal !== undefined && opts.parentDeathSignal !== null) {
-    pdeathsig = validateSignal(opts.parentDeathSignal, 'options.parentDeathSignal', spawn);
+    pdeathsig = validateSignal(opts.parentDeathSignal, 'options.parentDeathSignal', caller);
   }
 
   let closeFds = true;
-  if (opts.closeFds !== undefined) closeFds = validateBoolean(opts.closeFds, 'options.closeFds', spawn);
+  if (opts.closeFds !== undefined) closeFds = validateBoolean(opts.closeFds, 'options.closeFds', caller);
+
+  const uid = opts.uid === undefined ? -1 : validateInteger(opts.uid, 'options.uid', 0, UID_MAX, caller);
+  const gid = opts.gid === undefined ? -1 : validateInteger(opts.gid, 'options.gid', 0, UID_MAX, caller);
 
   if (binding.sigchldIgnored() === 1) {
     throw codedError(
@@ -480,15 +633,14 @@ export function spawnRewritten(
       'ERR_PROCPIN_SIGCHLD_IGNORED',
       'SIGCHLD is ignored in this process (SIG_IGN or SA_NOCLDWAIT): the kernel would reap ' +
         'every child at once and no exit could be held',
-      spawn,
+      caller,
     );
   }
 
-  const pathVar = opts.env ? envSource['PATH'] : process.env['PATH'];
-  const spec: SpawnSpec = {
-    file,
+  return {
+    file: execFile,
     args: [...argList],
-    candidates: execCandidates(file, pathVar === undefined ? undefined : String(pathVar)),
+    candidates: execCandidates(execFile, pathVar),
     argv: [argv0, ...argList],
     env,
     cwd,
@@ -496,8 +648,32 @@ export function spawnRewritten(
     group,
     pdeathsig,
     closeFds,
+    uid,
+    gid,
   };
-  return new Child(kInternal, rewrite ? rewrite(spec) : spec);
+}
+
+/** Starts what {@link prepareSpawn} validated. @internal */
+export function startChild(spec: SpawnSpec): Child {
+  return new Child(kInternal, spec);
+}
+
+/**
+ * @internal A group leader's spawn with the spec rewritten just before the addon gets it
+ * (containment's hook). Options are read once, as {@link spawn} reads them; the child's own
+ * `signal`, `timeout` and `killSignal` are the group's business and are not taken here.
+ */
+export function spawnRewritten(
+  file: string,
+  argsOrOptions?: readonly string[] | SpawnOptions,
+  maybeOptions?: SpawnOptions,
+  rewrite?: SpawnRewrite,
+): Child {
+  const [args, options] = spawnArguments(file, argsOrOptions, maybeOptions, spawn);
+  const known = SPAWN_OPTIONS.filter((k) => k !== 'signal' && k !== 'timeout' && k !== 'killSignal');
+  const opts = readOptions<SpawnOptions>(options, 'options', known, spawn);
+  const spec = prepareSpawn(file, args, opts, spawn);
+  return startChild(rewrite ? rewrite(spec) : spec);
 }
 
 /** The paths execvp would try, in order. */
@@ -508,28 +684,52 @@ function execCandidates(file: string, pathVar: string | undefined): string[] {
   return dirs.map((d) => (d === '' ? file : `${d}/${file}`));
 }
 
-function normalizeStdio(stdio: SpawnOptions['stdio']): number[] {
-  let list: StdioEntry[];
+function normalizeStdio(stdio: SpawnOptions['stdio'], caller: (...a: never[]) => unknown): number[] {
+  let list: unknown[];
   if (stdio === undefined || stdio === null) {
     list = ['pipe', 'pipe', 'pipe'];
   } else if (typeof stdio === 'string') {
     if (stdio !== 'pipe' && stdio !== 'inherit' && stdio !== 'ignore') {
-      throw invalidArgValue('options.stdio', stdio, "must be 'pipe', 'inherit', 'ignore' or an array", spawn);
+      throw invalidArgValue('options.stdio', stdio, "must be 'pipe', 'inherit', 'ignore' or an array", caller);
     }
     list = [stdio, stdio, stdio];
   } else if (Array.isArray(stdio)) {
-    list = [...(stdio as StdioEntry[])];
+    list = [...(stdio as unknown[])];
     while (list.length < 3) list.push(undefined);
   } else {
-    throw invalidArgType('options.stdio', 'of type string or an instance of Array', stdio, spawn);
+    throw invalidArgType('options.stdio', 'of type string or an instance of Array', stdio, caller);
   }
   return list.map((e, i) => {
     if (e === 'pipe' || ((e === null || e === undefined) && i < 3)) return STDIO_PIPE;
     if (e === 'ignore' || e === null || e === undefined) return STDIO_IGNORE;
     if (e === 'inherit') return i;
-    if (typeof e === 'number') return validateFd(e, `options.stdio[${i}]`, spawn);
-    throw invalidArgValue(`options.stdio[${i}]`, e, "must be 'pipe', 'inherit', 'ignore', a descriptor or null", spawn);
+    if (typeof e === 'number') return validateFd(e, `options.stdio[${i}]`, caller);
+    if (e === 'ipc') {
+      throw invalidArgValue(`options.stdio[${i}]`, e, 'is not supported: procpin has no IPC channel', caller);
+    }
+    if (typeof e === 'object') {
+      const fd = streamFd(e);
+      if (fd !== null) return fd;
+      throw invalidArgValue(`options.stdio[${i}]`, e, 'must be a Stream that has a descriptor', caller);
+    }
+    throw invalidArgValue(
+      `options.stdio[${i}]`,
+      e,
+      "must be 'pipe', 'inherit', 'ignore', a descriptor, a Stream or null",
+      caller,
+    );
   });
+}
+
+// The descriptor under a Stream, as child_process finds it: `fd` (process.stdout, fs streams
+// once open) or the handle's (a net.Socket, a pipe).
+function streamFd(e: object): number | null {
+  const direct = (e as { fd?: unknown }).fd;
+  if (typeof direct === 'number' && Number.isInteger(direct) && direct >= 0) return direct;
+  const handle = (e as { _handle?: { fd?: unknown } | null })._handle;
+  const fd = handle?.fd;
+  if (typeof fd === 'number' && Number.isInteger(fd) && fd >= 0) return fd;
+  return null;
 }
 
 /**

@@ -492,7 +492,12 @@ async function sweepCommand(args: string[]): Promise<number> {
 
   if (values.json) {
     // Errors become plain objects: JSON.stringify would drop an Error's message.
-    const entry = (e: SweepEntry) => (e.error ? { ...e, error: errorJson(e.error) } : e);
+    // A name that is not UTF-8 goes out as its bytes escaped (`\\xff`): JSON holds only text.
+    const entry = (e: SweepEntry) => ({
+      ...e,
+      name: shownName(e.name),
+      ...(e.error ? { error: errorJson(e.error) } : {}),
+    });
     const json: Record<string, unknown> = {
       removed: report.removed.map(entry),
       kept: report.kept.map(entry),
@@ -502,10 +507,10 @@ async function sweepCommand(args: string[]): Promise<number> {
   } else {
     const removed = dryRun ? 'would remove' : 'removed';
     const width = Math.max(removed.length, 'kept'.length);
-    for (const e of report.removed) out(`${removed.padEnd(width)}  ${path.join(dir, e.name)}  (pid ${e.pid} is dead)\n`);
+    for (const e of report.removed) out(`${removed.padEnd(width)}  ${path.join(dir, shownName(e.name))}  (pid ${e.pid} is dead)\n`);
     for (const e of report.kept) {
       const why = e.error ? `${e.reason ?? 'error'}: ${e.error.message}` : (e.reason ?? 'kept');
-      out(`${'kept'.padEnd(width)}  ${path.join(dir, e.name)}  (pid ${e.pid}: ${why})\n`);
+      out(`${'kept'.padEnd(width)}  ${path.join(dir, shownName(e.name))}  (pid ${e.pid}: ${why})\n`);
     }
   }
   if (report.error) {
@@ -723,4 +728,12 @@ export async function main(argv: string[]): Promise<number> {
     err(`procpin: ${(e as Error)?.stack ?? String(e)}\n`);
     return EXIT.PROCPIN_FAILED;
   }
+}
+
+/** A sweep entry's name for a terminal or JSON: a Buffer (not UTF-8) with every byte above 0x7f as `\\xNN`. */
+function shownName(name: string | Buffer): string {
+  if (typeof name === 'string') return name;
+  let s = '';
+  for (const b of name) s += b < 0x80 ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, '0')}`;
+  return s;
 }

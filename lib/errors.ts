@@ -135,3 +135,16 @@ export function abortError(signal: AbortSignal | undefined): Error & { code: str
   err.code = 'ABORT_ERR';
   return err;
 }
+
+/** The rejection of `claimPidfile` when a live owner holds the pidfile's lock. */
+export interface ProcpinLockedError extends Error {
+  code: 'ERR_PROCPIN_LOCKED';
+  /** The holder's pid, when the file or /proc/locks names it. */
+  pid?: number;
+  path: string;
+}
+
+/** Whether `err` is {@link ProcpinLockedError}: narrows `catch (err)` to read `err.pid`. */
+export function isLockedError(err: unknown): err is ProcpinLockedError {
+  return err instanceof Error && (err as { code?: unknown }).code === 'ERR_PROCPIN_LOCKED';
+}

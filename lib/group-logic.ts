@@ -70,6 +70,23 @@ export interface GroupOps {
   /** Sends `sig` to the leader alone, through its pidfd (a no-op once it has exited). */
   signalLeader(sig: number): boolean;
   /**
+   * Whether the running leader is still in the group it leads (a group signal reaches it). One
+   * that left it (`setpgid`) is signalled through its own pidfd as well. Absent: always.
+   */
+  leaderInGroup?(): boolean;
+  /**
+   * Whether group signals stay bound to the group after the leader was lost to a foreign reap
+   * (the leader's pidfd with `PIDFD_SIGNAL_PROCESS_GROUP`). Absent or false: after a loss nothing
+   * more is sent.
+   */
+  signalsSurviveLoss?(): boolean;
+  /**
+   * For a supervisor that is a subreaper or PID 1: reaps the group's members that were re-parented
+   * to it and have exited (never the leader); the number of such members still alive. Absent:
+   * not a reaper of orphans.
+   */
+  reapOrphans?(): number;
+  /**
    * Counts live (non-zombie) processes whose pgid is the group's, stopping at `limit`; `'unknown'`
    * when `/proc` cannot be read. Not an atomic snapshot. May answer at once or, for a scan that
    * takes long, through a promise (never rejected on purpose; a rejection counts as `'unknown'`).
@@ -117,6 +134,8 @@ const MAX_SCAN_MS = 50;
 // With no grace: how long the one scan before the kill may take before it counts as "members may
 // exist" (a busy threadpool must not hold the kill).
 const NO_GRACE_SCAN_MS = 20;
+// A subreaper's wait for the members it inherits to die of the final SIGKILL and be reaped.
+const ORPHAN_REAP_MS = 2000;
 
 function nextDelay(delay: number, elapsed: number): number {
   if (elapsed < FAST_PERIOD_MS) return FIRST_SCAN_MS;
@@ -133,16 +152,20 @@ export class GroupCleanup {
   state: GroupState = 'running';
   /** The leader exited (still a zombie). */
   readonly exited: Promise<WaitInfo>;
-  /** Cleaned and reaped. Never rejects. */
+  /**
+   * Cleaned and reaped. Rejects only with `ERR_PROCPIN_CHILD_LOST`, when the leader was lost to a
+   * foreign reap: never a result that looks normal.
+   */
   readonly closed: Promise<GroupResult>;
 
   private readonly ops: GroupOps;
-  private readonly policy: GroupPolicy;
+  private policy: GroupPolicy;
   // True while the pgid is provably ours: the leader is unreaped and no signal said ESRCH.
   // Cleared before the reap, so nothing can be sent to the number once it may be reissued.
   private ours = true;
   private exitInfo: WaitInfo | null = null;
   private leaderLost = false;
+  private lostError: unknown = null;
   private cleaning = false;
   private t0 = 0;
   private timedOut = false;
@@ -156,6 +179,7 @@ export class GroupCleanup {
   private resolveExited!: (info: WaitInfo) => void;
   private rejectExited!: (err: unknown) => void;
   private resolveClosed!: (result: GroupResult) => void;
+  private rejectClosed!: (err: unknown) => void;
 
   constructor(ops: GroupOps, policy: GroupPolicy, leaderExited: Promise<WaitInfo>) {
     this.ops = ops;
@@ -164,8 +188,13 @@ export class GroupCleanup {
       this.resolveExited = resolve;
       this.rejectExited = reject;
     });
-    this.closed = new Promise((resolve) => (this.resolveClosed = resolve));
-    this.exited.catch(() => {}); // rejected only when the leader's status was lost
+    this.closed = new Promise((resolve, reject) => {
+      this.resolveClosed = resolve;
+      this.rejectClosed = reject;
+    });
+    // Rejected only when the leader was lost: for those who await them, not an unhandled crash.
+    this.exited.catch(() => {});
+    this.closed.catch(() => {});
     leaderExited.then(
       (info) => this.leaderExit(info),
       (err: unknown) => this.leaderExit(null, err),
@@ -197,8 +226,7 @@ export class GroupCleanup {
     if (this.state === 'released') return false;
     const r = this.send(sig);
     if (r === 'ok') return true;
-    if (r === 'EPERM') return this.leaderSignalled;
-    return false;
+    return this.leaderSignalled;
   }
 
   /**
@@ -210,25 +238,34 @@ export class GroupCleanup {
     this.send(SIGKILL);
   }
 
-  /** Starts the cleanup once; every call returns {@link closed}. */
-  stop(): Promise<GroupResult> {
+  /**
+   * Starts the cleanup once; every call returns {@link closed}. `choice` (killSignal, grace)
+   * replaces the policy's for this cleanup when it is the one that starts it; a cleanup already
+   * under way keeps its own.
+   */
+  stop(choice?: Partial<Pick<GroupPolicy, 'killSignal' | 'killSignalName' | 'grace'>>): Promise<GroupResult> {
+    if (!this.cleaning && choice) this.policy = { ...this.policy, ...choice };
     this.request('stop');
     return this.closed;
   }
 
   // One group signal. ESRCH: the group is gone, so the number is forgotten and never used again.
-  // EPERM: a member exists that we may not signal; the leader still gets it through its pidfd.
+  // EPERM: a member exists that we may not signal. Whenever the group signal cannot have reached
+  // the leader (it left the group, the group is gone or refused), the leader gets it through its
+  // own pidfd: a stop always reaches it.
   private send(sig: number): SendResult | 'forgotten' {
-    if (!this.ours) return 'forgotten';
-    let r: SendResult;
-    try {
-      r = this.ops.signalGroup(sig);
-    } catch {
-      r = 'ESRCH';
+    let r: SendResult | 'forgotten' = 'forgotten';
+    if (this.ours) {
+      try {
+        r = this.ops.signalGroup(sig);
+      } catch {
+        r = 'ESRCH';
+      }
+      if (r === 'ESRCH') this.ours = false;
     }
-    if (r === 'ESRCH') {
-      this.ours = false;
-    } else if (r === 'EPERM') {
+    this.leaderSignalled = false;
+    const running = this.exitInfo === null && !this.leaderLost;
+    if (r === 'EPERM' || (running && (r !== 'ok' || !this.leaderInGroup()))) {
       try {
         this.leaderSignalled = this.ops.signalLeader(sig);
       } catch {
@@ -236,6 +273,14 @@ export class GroupCleanup {
       }
     }
     return r;
+  }
+
+  private leaderInGroup(): boolean {
+    try {
+      return this.ops.leaderInGroup?.() ?? true;
+    } catch {
+      return false;
+    }
   }
 
   private ms(): number {
@@ -264,6 +309,7 @@ export class GroupCleanup {
 
   private leaderExit(info: WaitInfo | null, err?: unknown): void {
     if (info === null) {
+      this.lostError ??= err;
       // The watch failed: look for ourselves. A leader whose status was lost (something else
       // reaped it) pins nothing any more: release without a signal.
       info = this.look();
@@ -284,9 +330,18 @@ export class GroupCleanup {
       const info = this.ops.lookLeader();
       if (info !== null) this.noteExit(info);
       return info;
-    } catch {
+    } catch (err) {
       this.leaderLost = true;
-      this.ours = false;
+      this.lostError ??= err;
+      // A group signal through the leader's pidfd stays bound to the group after the reap;
+      // a number is never used again.
+      let bound = false;
+      try {
+        bound = this.ops.signalsSurviveLoss?.() ?? false;
+      } catch {
+        bound = false;
+      }
+      if (!bound) this.ours = false;
       this.wake?.();
       return null;
     }
@@ -360,7 +415,29 @@ export class GroupCleanup {
 
   private sendPhase(sig: number, name: string, phase: 'signal' | 'kill'): void {
     const r = this.send(sig);
-    if (r !== 'forgotten') this.publish(phase, { signal: name });
+    if (r !== 'forgotten' || this.leaderSignalled) this.publish(phase, { signal: name });
+  }
+
+  // A subreaper or PID 1 inherits the members whose parents died: after the final SIGKILL, reap
+  // them (never the leader, whose zombie pins the pgid meanwhile) until none is left alive.
+  private async reapOrphans(): Promise<void> {
+    const reap = this.ops.reapOrphans;
+    if (!reap) return;
+    const end = this.ops.now() + ORPHAN_REAP_MS;
+    let delay = FIRST_SCAN_MS;
+    for (;;) {
+      let alive: number;
+      try {
+        alive = reap.call(this.ops);
+      } catch {
+        return;
+      }
+      // Members that are not our children yet are re-parented to us as their parents die.
+      const live = alive === 0 ? await this.scan(MAX_SCAN_MS) : 1;
+      if ((alive <= 0 && live === 0) || this.ops.now() >= end) return;
+      await this.pause(delay);
+      delay = Math.min(delay * 2, MAX_SCAN_MS);
+    }
   }
 
   private async clean(): Promise<void> {
@@ -418,6 +495,7 @@ export class GroupCleanup {
       // The unreaped leader keeps the pgid ours: kill the group unconditionally, whatever the scan
       // said. The kernel delivers a group signal to every member, including ones forked meanwhile.
       this.sendPhase(SIGKILL, 'SIGKILL', 'kill');
+      await this.reapOrphans();
     } finally {
       this.release();
     }
@@ -445,6 +523,10 @@ export class GroupCleanup {
     this.state = 'released';
     this.onReleased?.();
     this.publish('released');
+    if (this.leaderLost) {
+      this.rejectClosed(this.lostError ?? new Error('The group leader was lost to a foreign reap'));
+      return;
+    }
     this.resolveClosed({
       exitCode: info?.exitCode ?? null,
       signal: info?.signal ?? null,

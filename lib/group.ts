@@ -7,9 +7,19 @@
  */
 import * as diagnostics from 'node:diagnostics_channel';
 import * as os from 'node:os';
+import { isMainThread } from 'node:worker_threads';
 import { binding } from './binding';
-import { Child, spawn, type SpawnOptions } from './child';
+import * as fs from 'node:fs';
+import {
+  Child,
+  prepareSpawn,
+  SPAWN_OPTIONS,
+  spawnArguments,
+  startChild,
+  type SpawnOptions,
+} from './child';
 import { spawnContained, validateContain, type ContainMode, type Containment, type Holder } from './contain';
+import { TerminalJob } from './jobcontrol';
 import { codedError } from './errors';
 import {
   GroupCleanup,
@@ -22,10 +32,11 @@ import {
 import type { Signal } from './primitives';
 import {
   INT32_MAX,
-  invalidArgType,
   invalidArgValue,
+  readOptions,
   signalName,
   validateAbortSignal,
+  validateBoolean,
   validateInteger,
   validateObject,
   validateSignal,
@@ -36,7 +47,6 @@ export type { GroupPhase, GroupResult, GroupState } from './group-logic';
 
 const { ESRCH, EPERM } = os.constants.errno;
 const kInternal = Symbol('procpin.group.internal');
-const { PIDFD_SIGNAL_PROCESS_GROUP } = binding.constants;
 
 // PIDFD_SIGNAL_PROCESS_GROUP (Linux 6.9) binds a group signal to the group the leader's pidfd
 // names, never to a number. PROCPIN_NO_PIDFD_GROUP=1 (read once, at load) forces the kill(-pgid)
@@ -62,24 +72,42 @@ export function groupSignalsUsePidfd(): boolean {
 /** Options of {@link spawnGroup}: those of `spawn`, plus the cleanup's. */
 export interface SpawnGroupOptions extends Omit<SpawnOptions, 'processGroup' | 'parentDeathSignal'> {
   /** The group is always new: `'new'` (the default) or `'session'` (a new session, which is a new group too). */
-  processGroup?: 'new' | 'session';
+  processGroup?: 'new' | 'session' | undefined;
   /** Sent to the group first. Default `'SIGTERM'`. */
-  killSignal?: Signal;
+  killSignal?: Signal | undefined;
   /** Milliseconds between `killSignal` and SIGKILL. Default 5000. */
-  grace?: number;
+  grace?: number | undefined;
   /** Milliseconds the leader may run; then the group is stopped. 0 or absent: no limit. */
-  timeout?: number;
+  timeout?: number | undefined;
   /** Aborting it stops the group. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** What the leader gets when the spawning thread exits. Default `'SIGKILL'`; `null` for none. */
-  parentDeathSignal?: Signal | null;
+  parentDeathSignal?: Signal | null | undefined;
+  /**
+   * On a controlling terminal, the group is the terminal's foreground process group while the
+   * leader runs (it can read the terminal and set its modes; ^C and ^Z reach it), and the
+   * terminal goes back to this process's group afterwards with its modes restored, as a shell
+   * does with a job. Without a controlling terminal it does nothing. Default `false`.
+   */
+  foreground?: boolean | undefined;
   /**
    * Where nothing can leave the group and the kernel ends it: `'pidns'` (a pid namespace),
    * `'cgroup'` (a cgroup v2), `'auto'` (the strongest available). Absent: a process group.
    * See {@link ProcessGroup.containment}.
    */
-  contain?: ContainMode;
+  contain?: ContainMode | undefined;
 }
+
+/** What {@link ProcessGroup.stop} may choose at stop time. */
+export interface StopOptions {
+  /** Sent to the group first, instead of the group's `killSignal`. */
+  signal?: Signal | undefined;
+  /** Milliseconds before SIGKILL, instead of the group's `grace`. */
+  grace?: number | undefined;
+}
+
+/** The names {@link spawnGroup} reads from its options. @internal */
+export const GROUP_OPTIONS: readonly string[] = [...SPAWN_OPTIONS, 'grace', 'foreground', 'contain'];
 
 /**
  * Live (non-zombie) processes whose pgid is `pgid`, counted up to `limit`; `'unknown'` when `/proc`
@@ -135,17 +163,19 @@ function processGroupOps(leader: Child, abort: AbortSignal | undefined): GroupOp
   const scanMembers = memberScanner(pgid);
   return {
     signalGroup(sig: number): SendResult {
-      // Never after the reap: the number may then name a stranger's group.
-      if (leader.reaped) return 'ESRCH';
-      if (pidfdGroupSignal && leader.pidfd >= 0) {
-        const r = binding.pidfdSendSignal(leader.pidfd, sig, PIDFD_SIGNAL_PROCESS_GROUP);
+      // Through the leader's private pidfd where the kernel binds the signal to the group (it
+      // stays bound after a reap, so this holds also for a lost leader).
+      if (pidfdGroupSignal) {
+        const r = Child.signalGroup(leader, sig);
         if (r === 0) return 'ok';
         if (r === -ESRCH) return 'ESRCH';
         if (r === -EPERM) return 'EPERM';
         // Refused otherwise: fall through to the number, which the unreaped leader still pins.
       }
-      // By number only while a WNOWAIT look still finds the leader waitable (running or a zombie):
-      // one that something else reaped (ECHILD) no longer pins the pgid.
+      // Never after the reap: the number may then name a stranger's group.
+      if (leader.reaped) return 'ESRCH';
+      // By number only while a WNOWAIT look (through the pidfd) still finds the leader waitable:
+      // one that something else reaped no longer pins the pgid.
       try {
         leader.poll();
       } catch {
@@ -158,6 +188,9 @@ function processGroupOps(leader: Child, abort: AbortSignal | undefined): GroupOp
         return (err as NodeJS.ErrnoException).code === 'EPERM' ? 'EPERM' : 'ESRCH';
       }
     },
+    leaderInGroup: () => Child.inGroup(leader) === 1,
+    signalsSurviveLoss: () => pidfdGroupSignal,
+    reapOrphans: reapsOrphans() ? () => binding.reapGroupOrphans(pgid, pgid) : undefined,
     signalLeader: (sig) => leader.kill(sig),
     scanMembers,
     lookLeader: () => leader.poll(),
@@ -208,9 +241,18 @@ function processGroupOps(leader: Child, abort: AbortSignal | undefined): GroupOp
  * - (e) `timeout` and abort act only on a leader that still runs, as a WNOWAIT look shows: a
  *   leader that exited a moment before is cleaned as an exit.
  * - (f) A released group holds no descriptor and leaves no zombie of its leader.
- * - (g) Nothing outlives the supervisor's exit: on process `'exit'` every group not yet released
- *   gets a group SIGKILL at once. A supervisor killed outright runs no code: its leaders still
- *   die by `parentDeathSignal`, but their members then outlive it.
+ * - (g) Nothing outlives the supervisor, however it ends while it runs any code: every group not
+ *   yet released gets a SIGKILL through its leader's pidfd (or by number while the leader is
+ *   unreaped) on a normal exit, `process.exit()` from anywhere, `process.reallyExit`, an uncaught
+ *   exception, SIGINT/SIGTERM/SIGHUP/SIGQUIT that the application does not listen for (the
+ *   signal's default action follows), `abort()` and out-of-memory (SIGABRT), and the end of the
+ *   Worker that spawned it. A supervisor killed outright runs no code: its leaders still die by
+ *   `parentDeathSignal`, but their members then outlive it (see `contain`).
+ * - (h) The leader is signalled through its own pidfd whenever a group signal cannot reach it
+ *   (it left the group): `stop()` always settles. A leader lost to a foreign reap makes `closed`
+ *   reject with `ERR_PROCPIN_CHILD_LOST`; its members are still killed through its pidfd where
+ *   the kernel binds group signals to it.
+ * - (i) A supervisor that is a subreaper or PID 1 reaps the members re-parented to it.
  *
  * Made by {@link spawnGroup}.
  */
@@ -223,7 +265,10 @@ export class ProcessGroup {
   readonly leader: Child;
   /** Resolves when the leader has exited (it is still a zombie; the pgid is still ours). */
   readonly exited: Promise<WaitInfo>;
-  /** Resolves when the group was cleaned and the leader reaped. Never rejects. */
+  /**
+   * Resolves when the group was cleaned and the leader reaped. Rejects only with
+   * `ERR_PROCPIN_CHILD_LOST` when the leader was reaped by someone else.
+   */
   readonly closed: Promise<GroupResult>;
   /**
    * What holds the group's processes: `'pidns'` (a pid namespace: `pid` is then procpin-init's,
@@ -272,18 +317,41 @@ export class ProcessGroup {
   }
 
   /**
-   * Stops the group: killSignal to every member, up to `grace` ms for them to go, then SIGKILL,
-   * then the leader is reaped. Runs once; concurrent and later calls return the same promise,
-   * which is {@link closed}.
+   * Stops the group: killSignal (or `signal`) to every member, up to the group's `grace` (or
+   * `grace`) ms for them to go, then SIGKILL, then the leader is reaped. Runs once; concurrent
+   * and later calls return the same promise, which is {@link closed}, and a cleanup already
+   * under way keeps the signal and grace it started with.
    */
-  stop(): Promise<GroupResult> {
-    void this.#cleanup.stop();
+  stop(options?: StopOptions): Promise<GroupResult> {
+    if (options === undefined) {
+      void this.#cleanup.stop();
+      return this.closed;
+    }
+    let o: Partial<StopOptions>;
+    try {
+      o = readOptions<StopOptions>(options, 'options', ['signal', 'grace'], this.stop);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const choice: { killSignal?: number; killSignalName?: string; grace?: number } = {};
+    try {
+      if (o.signal !== undefined) {
+        choice.killSignal = validateSignal(o.signal, 'options.signal', this.stop);
+        choice.killSignalName = signalName(choice.killSignal) ?? String(choice.killSignal);
+      }
+      if (o.grace !== undefined) {
+        choice.grace = validateInteger(o.grace, 'options.grace', 0, INT32_MAX, this.stop);
+      }
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    void this.#cleanup.stop(choice);
     return this.closed;
   }
 
-  /** {@link stop}. */
-  [Symbol.asyncDispose](): Promise<GroupResult> {
-    return this.stop();
+  /** {@link stop}, as `await using` calls it. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.stop();
   }
 }
 
@@ -308,39 +376,47 @@ export function spawnGroup(
   argsOrOptions?: readonly string[] | SpawnGroupOptions,
   maybeOptions?: SpawnGroupOptions,
 ): ProcessGroup {
-  let args: readonly string[] = [];
-  let options: SpawnGroupOptions | undefined = maybeOptions;
-  if (Array.isArray(argsOrOptions)) {
-    args = argsOrOptions;
-  } else if (argsOrOptions !== undefined && argsOrOptions !== null) {
-    if (typeof argsOrOptions !== 'object' || maybeOptions !== undefined) {
-      throw invalidArgType('args', 'an instance of Array', argsOrOptions, spawnGroup);
-    }
-    options = argsOrOptions as SpawnGroupOptions;
-  }
-  if (options === undefined) options = {};
-  validateObject(options, 'options', spawnGroup);
-  const killSignal = validateSignal(options.killSignal ?? 'SIGTERM', 'options.killSignal', spawnGroup);
-  const grace = validateInteger(options.grace ?? 5000, 'options.grace', 0, INT32_MAX, spawnGroup);
-  const timeout = validateInteger(options.timeout ?? 0, 'options.timeout', 0, INT32_MAX, spawnGroup);
-  const abort = validateAbortSignal(options.signal, 'options.signal', spawnGroup);
-  const contain = validateContain(options.contain, 'options.contain', spawnGroup);
-  const pg = options.processGroup ?? 'new';
+  const [args, options] = spawnArguments(file, argsOrOptions, maybeOptions, spawnGroup);
+  // Read once: validation, the spawn and the cleanup all see the same values.
+  const opts = readOptions<SpawnGroupOptions>(options, 'options', GROUP_OPTIONS, spawnGroup);
+  const killSignal = validateSignal(opts.killSignal ?? 'SIGTERM', 'options.killSignal', spawnGroup);
+  const grace = validateInteger(opts.grace ?? 5000, 'options.grace', 0, INT32_MAX, spawnGroup);
+  const timeout = validateInteger(opts.timeout ?? 0, 'options.timeout', 0, INT32_MAX, spawnGroup);
+  const abort = validateAbortSignal(opts.signal, 'options.signal', spawnGroup);
+  const foreground =
+    opts.foreground === undefined ? false : validateBoolean(opts.foreground, 'options.foreground', spawnGroup);
+  const contain = validateContain(opts.contain, 'options.contain', spawnGroup);
+  const pg = opts.processGroup ?? 'new';
   if (pg !== 'new' && pg !== 'session') {
     throw invalidArgValue('options.processGroup', pg, "must be 'new' or 'session'", spawnGroup);
   }
-  const { killSignal: _k, grace: _g, timeout: _t, signal: _s, contain: _c, ...spawnOptions } = options;
+  const { killSignal: _k, grace: _g, timeout: _t, signal: _s, foreground: _f, contain: _c, ...spawnOptions } = opts;
   const leaderOptions = {
     ...spawnOptions,
     processGroup: pg,
-    parentDeathSignal: options.parentDeathSignal === undefined ? 'SIGKILL' : options.parentDeathSignal,
+    parentDeathSignal: opts.parentDeathSignal === undefined ? 'SIGKILL' : opts.parentDeathSignal,
   } as SpawnOptions;
+  // Validated here, before anything starts, whichever way the leader is then spawned.
+  const spec = prepareSpawn(file, args, leaderOptions, spawnGroup);
+  // The abort listener goes on before anything starts: a look-alike signal whose
+  // addEventListener throws leaves no leader running.
+  let abortFn: (() => void) | null = null;
+  const onAbort = () => abortFn?.();
+  abort?.addEventListener('abort', onAbort, { once: true });
   let leader: Child;
   let holder: Holder | null = null;
-  if (contain === undefined) {
-    leader = spawn(file, args, leaderOptions);
-  } else {
-    ({ child: leader, holder } = spawnContained(file, args, leaderOptions, contain, killSignal, grace, spawnGroup));
+  let tty: ForegroundTerminal | null = null;
+  try {
+    if (foreground) tty = ForegroundTerminal.open();
+    if (contain === undefined) {
+      leader = startChild(spec);
+    } else {
+      ({ child: leader, holder } = spawnContained(file, args, leaderOptions, contain, killSignal, grace, spawnGroup));
+    }
+  } catch (err) {
+    abort?.removeEventListener('abort', onAbort);
+    tty?.close();
+    throw err;
   }
   // The group reaps its leader, last: a reap (or close, which reaps at exit) by anyone else would
   // free the pgid while members may still run, and the group could no longer signal them.
@@ -352,8 +428,15 @@ export function spawnGroup(
       caller,
     );
   });
+  const ops = kernelOps(leader, abort, holder);
+  ops.onAbort = abort
+    ? (fn) => {
+        abortFn = fn;
+        return () => abort.removeEventListener('abort', onAbort);
+      }
+    : undefined;
   const cleanup = new GroupCleanup(
-    kernelOps(leader, abort, holder),
+    ops,
     {
       pid: leader.pid,
       killSignal,
@@ -364,21 +447,105 @@ export function spawnGroup(
     },
     leader.exited,
   );
+  // However this environment or the process ends (exit from anywhere, abort, a Worker's end),
+  // the native end-kill table SIGKILLs the group through the leader's pidfd (or its number while
+  // it is unreaped) until the group is released.
+  Child.armEndKill(leader, pidfdGroupSignal);
   live.add(cleanup);
-  cleanup.onReleased = () => live.delete(cleanup);
-  if (!exitHooked) {
-    exitHooked = true;
-    process.on('exit', killLiveGroups);
-  }
-  return new ProcessGroup(kInternal, leader, cleanup, holder);
+  cleanup.onReleased = () => {
+    live.delete(cleanup);
+    tty?.close();
+  };
+  hookEndingSignals();
+  // Aborted before the spawn: the cleanup starts on its own, the listener will never fire.
+  if (abort?.aborted) abort.removeEventListener('abort', onAbort);
+  const group = new ProcessGroup(kInternal, leader, cleanup, holder);
+  tty?.start(group, cleanup.exited);
+  return group;
 }
 
-// Groups not yet released. When this process exits with groups still running, no event loop is
-// left to run their grace: each gets a group SIGKILL at once, while its leader (our unreaped
-// child) still pins the pgid. A supervisor killed outright runs nothing; its leaders then get
-// their parentDeathSignal.
+// `foreground: true`: the job control of `procpin run` (lib/jobcontrol.ts) on this process's
+// controlling terminal, opened as /dev/tty (whatever the stdio), for one group's lifetime.
+class ForegroundTerminal {
+  #fd: number;
+  #job: TerminalJob | null;
+
+  private constructor(fd: number, job: TerminalJob | null) {
+    this.#fd = fd;
+    this.#job = job;
+  }
+
+  /** The controlling terminal, or an inert object when there is none. */
+  static open(): ForegroundTerminal {
+    let fd = -1;
+    try {
+      fd = fs.openSync('/dev/tty', fs.constants.O_RDWR | fs.constants.O_NOCTTY);
+    } catch {
+      return new ForegroundTerminal(-1, null); // ENXIO: no controlling terminal
+    }
+    const job = TerminalJob.attach(fd, () => {});
+    if (!job) {
+      fs.closeSync(fd);
+      return new ForegroundTerminal(-1, null);
+    }
+    return new ForegroundTerminal(fd, job);
+  }
+
+  start(group: ProcessGroup, exited: Promise<unknown>): void {
+    const job = this.#job;
+    if (!job) return;
+    job.start({
+      pid: group.pid,
+      pgid: group.pgid,
+      signal: (sig) => group.signal(sig),
+    });
+    exited.then(
+      () => job.leaderExited(),
+      () => job.leaderExited(),
+    );
+  }
+
+  close(): void {
+    const job = this.#job;
+    this.#job = null;
+    job?.end();
+    if (this.#fd >= 0) fs.closeSync(this.#fd);
+    this.#fd = -1;
+  }
+}
+
+// Groups not yet released: on the 'exit' event each gets its group SIGKILL from the cleanup's
+// own logic; the native table (armEndKill) covers every other way of ending.
 const live = new Set<GroupCleanup>();
-let exitHooked = false;
+let hooked = false;
+
+// SIGINT, SIGTERM, SIGHUP and SIGQUIT end a process by default. With a listener of ours alone
+// (the application has none), the groups are killed and the signal raised again with its
+// default action, so the process still ends by it (status 128+N), as the signal-exit package
+// does. When the application listens, it decides; however it then ends, the groups still die.
+// Only on the main thread: signals are the process's, and a Worker gets none.
+const ENDING_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const;
+function hookEndingSignals(): void {
+  if (hooked) return;
+  hooked = true;
+  process.on('exit', killLiveGroups);
+  if (!isMainThread) return;
+  for (const sig of ENDING_SIGNALS) process.on(sig, onEndingSignal);
+}
+
+function onEndingSignal(sig: NodeJS.Signals): void {
+  if (process.listenerCount(sig) > 1) return; // the application listens: it decides
+  killLiveGroups();
+  binding.endKillAll();
+  for (const s of ENDING_SIGNALS) process.removeListener(s, onEndingSignal);
+  process.kill(process.pid, sig);
+}
+
 function killLiveGroups(): void {
   for (const cleanup of live) cleanup.killNow();
+}
+
+// A subreaper (or PID 1) inherits orphaned members: the group reaps them once it is clean.
+function reapsOrphans(): boolean {
+  return process.pid === 1 || binding.getChildSubreaper() === 1;
 }

@@ -19,7 +19,8 @@ export {
 } from './primitives';
 export type { Signal, FlockOptions } from './primitives';
 export type { WaitInfo, WaitCode } from './waitinfo';
-export type { ProcpinSystemError } from './errors';
+export type { ProcpinSystemError, ProcpinLockedError } from './errors';
+export { isLockedError } from './errors';
 
 // Layer 2: children the addon owns (lib/child.ts).
 export { spawn, Child, openProcess, ProcessHandle } from './child';
@@ -27,7 +28,11 @@ export type { SpawnOptions, StdioEntry } from './child';
 
 // Layer 3a: zombie-reserved group cleanup (lib/group.ts).
 export { spawnGroup, ProcessGroup, groupSignalsUsePidfd, GROUP_CHANNEL } from './group';
-export type { SpawnGroupOptions, GroupResult, GroupState, GroupPhase } from './group';
+export type { SpawnGroupOptions, StopOptions, GroupResult, GroupState, GroupPhase } from './group';
+
+// Collecting a child's or a group's output (lib/output.ts).
+export { collectOutput, stdioEnded } from './output';
+export type { CollectOptions, GroupOutput, ChildOutput, MaxBufferError } from './output';
 
 // Layer 3b: dead-pid sweeping (lib/sweep.ts).
 export { sweep, claim, claimPidfile, Claim, Pidfile, SWEEP_CHANNEL } from './sweep';
@@ -39,6 +44,7 @@ export type {
   SweepAuthority,
   SweepMessage,
   ClaimOptions,
+  ClaimPidfileOptions,
 } from './sweep';
 
 // Containment (lib/contain.ts): groups the kernel holds, and the successor's sweep of cgroups.

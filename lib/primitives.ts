@@ -4,7 +4,7 @@
  * @module
  */
 import { binding } from './binding';
-import { abortError, check, errnoException } from './errors';
+import { abortError, check, codedError, errnoException } from './errors';
 import { toWaitInfo, type WaitInfo } from './waitinfo';
 import {
   INT32_MAX,
@@ -28,14 +28,32 @@ export type Signal = NodeJS.Signals | `SIGRTMIN+${number}` | `SIGRTMAX-${number}
  * `CLOSE_RANGE_*` and `LOCK_*` (flock operations).
  */
 export const constants = Object.freeze({ ...binding.constants });
-const { LOCK_SH, LOCK_EX, LOCK_UN, LOCK_NB, P_ALL, P_PID, P_PGID, P_PIDFD } = constants;
+const {
+  LOCK_SH,
+  LOCK_EX,
+  LOCK_UN,
+  LOCK_NB,
+  P_ALL,
+  P_PID,
+  P_PGID,
+  P_PIDFD,
+  PIDFD_SELF_THREAD,
+  PIDFD_SELF_THREAD_GROUP,
+  CLOSE_RANGE_UNSHARE,
+} = constants;
+const INT32_MIN = -0x80000000;
 const ECANCELED = 125;
 const EWOULDBLOCK = 11;
+const EALREADY = 114;
 
 /**
  * `waitid(2)`. Returns what it reported, or `null` when `WNOHANG` found no child to report.
  * With `WNOWAIT` the child is left waitable (a zombie stays a zombie). Without `WNOHANG` this
  * blocks the calling thread until a child changes state: the caller chose it.
+ *
+ * `options` takes every bit the kernel knows, `__WALL`, `__WCLONE` and `__WNOTHREAD` included;
+ * `P_ALL` takes any id (the kernel ignores it). A wait that a signal handler without
+ * `SA_RESTART` interrupts throws `EINTR`, as the syscall returns it.
  *
  * Beware `P_ALL` without `WNOWAIT`: it can reap a child that `child_process` started, whose
  * `'exit'` then never fires.
@@ -48,9 +66,10 @@ export function waitid(idtype: number, id: number, options: number): WaitInfo | 
   if (idtype !== P_ALL && idtype !== P_PID && idtype !== P_PGID && idtype !== P_PIDFD) {
     throw invalidArgValue('idtype', idtype, 'must be P_ALL, P_PID, P_PGID or P_PIDFD', waitid);
   }
-  validateInteger(id, 'id', 0, UINT32_MAX, waitid);
-  validateInteger(options, 'options', 0, INT32_MAX, waitid);
-  const r = binding.waitid(idtype, id, options);
+  validateInteger(id, 'id', idtype === P_ALL ? INT32_MIN : 0, UINT32_MAX, waitid);
+  // As an int32 too: `C.WEXITED | C.__WCLONE` is negative in JavaScript.
+  validateInteger(options, 'options', INT32_MIN, UINT32_MAX, waitid);
+  const r = binding.waitid(idtype, id >>> 0, options >>> 0);
   if (typeof r === 'number') {
     throw errnoException(r, 'waitid', idtype === P_PIDFD ? { fd: id } : { pid: id }, waitid);
   }
@@ -75,14 +94,18 @@ export function pidfdOpen(pid: number, flags = 0): number {
 /**
  * `pidfd_send_signal(2)`: sends `signal` (0 probes) to the process behind `pidfd`. `flags` may
  * be one of `PIDFD_SIGNAL_THREAD`, `PIDFD_SIGNAL_THREAD_GROUP`, `PIDFD_SIGNAL_PROCESS_GROUP`
- * (Linux 6.9+; the group the pidfd's process leads, never a reused number).
+ * (Linux 6.9+; the group the pidfd's process leads, never a reused number). `pidfd` may also be
+ * `PIDFD_SELF_THREAD` or `PIDFD_SELF_THREAD_GROUP` (Linux 6.15+: the calling thread or process,
+ * no descriptor needed).
  *
  * @example
  * pidfdSendSignal(fd, 0);                 // probe: throws ESRCH once the process is reaped
  * pidfdSendSignal(fd, 'SIGKILL', constants.PIDFD_SIGNAL_PROCESS_GROUP);
  */
 export function pidfdSendSignal(pidfd: number, signal: Signal | 0, flags = 0): void {
-  validateFd(pidfd, 'pidfd', pidfdSendSignal);
+  if (pidfd !== PIDFD_SELF_THREAD && pidfd !== PIDFD_SELF_THREAD_GROUP) {
+    validateFd(pidfd, 'pidfd', pidfdSendSignal);
+  }
   const sig = validateSignal(signal, 'signal', pidfdSendSignal, true);
   validateInteger(flags, 'flags', 0, UINT32_MAX, pidfdSendSignal);
   check(binding.pidfdSendSignal(pidfd, sig, flags), 'pidfd_send_signal', { fd: pidfd }, pidfdSendSignal);
@@ -136,9 +159,11 @@ export function isChildSubreaper(): boolean {
 
 /**
  * `close_range(2)`: closes (or with `CLOSE_RANGE_CLOEXEC` marks close-on-exec) every descriptor
- * from `first` to `last`. `CLOSE_RANGE_UNSHARE` unshares the descriptor table first. On a kernel
- * without the syscall (< 5.9) an equivalent loop does the same, flags included. `first > last`
- * or an unknown flag: `EINVAL`.
+ * from `first` to `last`. On a kernel without the syscall (< 5.9), or whose seccomp policy refuses
+ * it, an equivalent loop does the same, the CLOEXEC flag included. `first > last` or an unknown
+ * flag: `EINVAL`. `CLOSE_RANGE_UNSHARE` is refused (`ERR_INVALID_ARG_VALUE`): it would give the
+ * calling JavaScript thread a descriptor table of its own, which libuv's threads do not share
+ * (`fs` calls on the threadpool would then act on other files than the numbers name).
  *
  * @example
  * closeRange(3);                                            // close everything above stdio
@@ -148,6 +173,14 @@ export function closeRange(first: number, last = UINT32_MAX, flags = 0): void {
   validateInteger(first, 'first', 0, UINT32_MAX, closeRange);
   validateInteger(last, 'last', 0, UINT32_MAX, closeRange);
   validateInteger(flags, 'flags', 0, UINT32_MAX, closeRange);
+  if (flags & CLOSE_RANGE_UNSHARE) {
+    throw invalidArgValue(
+      'flags',
+      flags,
+      'must not hold CLOSE_RANGE_UNSHARE (a JavaScript thread cannot leave the descriptor table libuv shares)',
+      closeRange,
+    );
+  }
   check(binding.closeRange(first, last, flags), 'close_range', undefined, closeRange);
 }
 
@@ -167,7 +200,8 @@ function validateLockOperation(operation: unknown, caller: (...a: never[]) => un
 
 /**
  * `flock(2)`. Blocks the thread while another holder has the lock, unless `LOCK_NB` is given:
- * then contention throws `EWOULDBLOCK` (`code: 'EAGAIN'`, the same number on Linux).
+ * then contention throws `EWOULDBLOCK` (`code: 'EAGAIN'`, the same number on Linux). A wait that
+ * a signal handler without `SA_RESTART` interrupts throws `EINTR`, as the syscall returns it.
  *
  * @example
  * flockSync(fd, constants.LOCK_EX); // blocks this thread until the lock is ours
@@ -192,6 +226,10 @@ export interface FlockOptions {
  * rejects with an `AbortError`, only once the waiting thread has let go, and no lock is left
  * taken on this open file description (had the lock been granted just as the abort came, it is
  * given back; as with flock(2) itself, a conversion from a lock already held drops the old one).
+ * A description that already holds the lock asked for gets it at once. A second wait on an open
+ * file description (the same fd, a dup, or one inherited) while one is pending there rejects
+ * with `ERR_PROCPIN_FLOCK_PENDING`: its abort could otherwise drop the lock the first was
+ * granted. The wait never changes a signal disposition that the application set.
  * Bad arguments reject; nothing throws.
  *
  * @example
@@ -236,9 +274,23 @@ export function flock(fd: number, operation: number, options: FlockOptions = {})
         reject(e);
       }
     });
-    if (id < 0) {
+    if (id === 0) {
+      // Granted at once (the description may already hold it): nothing is waiting.
       signal?.removeEventListener('abort', onAbort);
-      reject(errnoException(id, 'flock', { fd }, flock));
+      resolve();
+    } else if (id < 0) {
+      signal?.removeEventListener('abort', onAbort);
+      reject(
+        id === -EALREADY
+          ? codedError(
+              Error,
+              'ERR_PROCPIN_FLOCK_PENDING',
+              `A flock() wait on the open file description of fd ${fd} is already pending`,
+              flock,
+              { fd },
+            )
+          : errnoException(id, 'flock', { fd }, flock),
+      );
     }
   });
 }

@@ -35,9 +35,11 @@ import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { binding } from './binding';
-import { codedError, errnoException, type ProcpinSystemError } from './errors';
+import { abortError, codedError, errnoException, type ProcpinSystemError } from './errors';
+import { flock } from './primitives';
 import {
   invalidArgValue,
+  validateAbortSignal,
   validateBoolean,
   validateCString,
   validateInteger,
@@ -58,8 +60,12 @@ export type SweepReason =
 
 /** One candidate entry and what became of it. */
 export interface SweepEntry {
-  /** The entry's name in the swept directory. */
-  name: string;
+  /**
+   * The entry's name in the swept directory: a string, or a `Buffer` of its exact bytes when
+   * they are not UTF-8 (a string would replace them with U+FFFD), as `fs.readdir` gives with
+   * `encoding: 'buffer'`.
+   */
+  name: string | Buffer;
   /** The pid its name carries. */
   pid: number;
   /** Why it was kept (absent for a removed entry). */
@@ -101,7 +107,8 @@ export interface SweepOptions {
 /** A message on the `procpin:sweep` diagnostics channel: one per candidate decision. */
 export interface SweepMessage {
   dir: string;
-  name: string;
+  /** As {@link SweepEntry.name}: a Buffer when the name is not UTF-8. */
+  name: string | Buffer;
   pid: number;
   action: 'removed' | 'kept';
   reason?: SweepReason;
@@ -208,7 +215,7 @@ export async function sweep(dir: string, options: SweepOptions): Promise<SweepRe
     const entry: SweepEntry = { name, pid, reason };
     if (reason === 'error') {
       entry.error = errnoException(errnos[i]!, syscalls[i] ?? 'sweep', {
-        path: path.join(dir, name),
+        path: path.join(dir, name.toString()),
       });
     }
     report.kept.push(entry);
@@ -527,26 +534,53 @@ async function holderPid(fd: number): Promise<number | undefined> {
   return holders[0] ?? written;
 }
 
+/** Options of {@link claimPidfile}. */
+export interface ClaimPidfileOptions {
+  /** Wait for the holder to let go instead of rejecting with `ERR_PROCPIN_LOCKED`. */
+  wait?: boolean;
+  /** Cancels a `wait`: the promise rejects with an `AbortError`, nothing taken or changed. */
+  signal?: AbortSignal;
+}
+
+/** The most a pidfile holds: a pid (at most 10 digits), whitespace and a newline. */
+const PIDFILE_MAX = 32;
+
 /**
  * Takes the pidfile at `path`: the lock is the truth, not the pid written in the file. Taken
  * when no one holds its flock (a stale file from a dead owner is taken over whatever pid it
  * names, even a live one such as 1); this process's pid is then written into it. Otherwise
  * rejects with `code: 'ERR_PROCPIN_LOCKED'` and the holder's pid in `err.pid` (as written in the
- * file, or as /proc/locks reports the lock's taker). A symlink at `path` is refused (`ELOOP`).
+ * file, or as /proc/locks reports the lock's taker), or with `wait: true` waits until the holder
+ * lets go (abortable with `signal`). A symlink at `path` is refused (`ELOOP`). A file that is not
+ * a pidfile (neither empty nor one line holding a pid: a configuration file named by mistake) is
+ * refused with `ERR_PROCPIN_NOT_PIDFILE` and left exactly as it was.
  *
  * @example
  * const pf = await claimPidfile('/run/myapp.pid');
  * process.on('exit', () => pf.release());
  */
-export async function claimPidfile(path_: string): Promise<Pidfile> {
+export async function claimPidfile(path_: string, options: ClaimPidfileOptions = {}): Promise<Pidfile> {
   validateDir(path_, claimPidfile);
+  validateObject<ClaimPidfileOptions>(options, 'options', claimPidfile as never);
+  const { wait: waitOpt, signal: signalOpt } = options; // read once
+  for (const key of Object.keys(options)) {
+    if (key !== 'wait' && key !== 'signal') {
+      throw invalidArgValue(`options.${key}`, (options as Record<string, unknown>)[key], 'is not an option of claimPidfile', claimPidfile as never);
+    }
+  }
+  const wait = waitOpt === undefined ? false : validateBoolean(waitOpt, 'options.wait', claimPidfile as never);
+  const signal = validateAbortSignal(signalOpt, 'options.signal', claimPidfile as never);
+  if (signal?.aborted) throw abortError(signal);
   const p = path.resolve(path_);
   for (let attempt = 0; ; attempt++) {
     const fd = await fsOpen(p, O_RDWR | O_CREAT | O_NOFOLLOW, 0o644);
     let keep = false;
     try {
       const r = binding.flock(fd, LOCK_EX | LOCK_NB);
-      if (r === -EWOULDBLOCK) {
+      if (r === -EWOULDBLOCK && wait) {
+        // The open file description is ours alone: an abort leaves nothing taken.
+        await flock(fd, LOCK_EX, signal ? { signal } : {});
+      } else if (r === -EWOULDBLOCK) {
         const pid = await holderPid(fd);
         const props: Record<string, unknown> = { path: p };
         if (pid !== undefined) props['pid'] = pid;
@@ -557,15 +591,24 @@ export async function claimPidfile(path_: string): Promise<Pidfile> {
           claimPidfile,
           props,
         );
+      } else if (r < 0) {
+        throw errnoException(r, 'flock', { path: p }, claimPidfile);
       }
-      if (r < 0) throw errnoException(r, 'flock', { path: p }, claimPidfile);
       // The previous holder may have unlinked the file between our open and our lock: the lock
       // is then on a name nobody can see. Only a lock on the file the path names counts.
       const [held, now] = await Promise.all([fsFstat(fd, { bigint: true }), lstatOrNull(p)]);
       if (now === null || !sameInode(held, now)) {
-        if (attempt < 64) continue;
+        if (attempt < 64 || wait) continue;
         throw errnoException(-ESTALE, 'open', { path: p }, claimPidfile);
       }
+      // Only a pidfile is ever written: anything else is someone's data.
+      if (!held.isFile() || held.size > BigInt(PIDFILE_MAX)) throw notPidfile(p);
+      const buf = Buffer.alloc(PIDFILE_MAX + 1);
+      const { bytesRead } = await fsRead(fd, buf, 0, buf.length, 0);
+      if (!/^(\s*[1-9][0-9]{0,9}[ \t]*\n?)?$/.test(buf.toString('latin1', 0, bytesRead))) {
+        throw notPidfile(p);
+      }
+      if (signal?.aborted) throw abortError(signal);
       await fsFtruncate(fd, 0);
       await fsWrite(fd, `${process.pid}\n`, 0, 'latin1');
       keep = true;
@@ -574,4 +617,14 @@ export async function claimPidfile(path_: string): Promise<Pidfile> {
       if (!keep) await fsClose(fd);
     }
   }
+}
+
+function notPidfile(p: string) {
+  return codedError(
+    Error,
+    'ERR_PROCPIN_NOT_PIDFILE',
+    `'${p}' is not a pidfile (neither empty nor one line holding a pid); it was left as it was`,
+    claimPidfile,
+    { path: p },
+  );
 }

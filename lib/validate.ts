@@ -124,7 +124,8 @@ export function validateAbortSignal(
 }
 
 // Signals: os.constants.signals for the classic names; real-time ones as SIGRTMIN+n / SIGRTMAX-n
-// (glibc's SIGRTMIN is 34: the two below it are reserved by NPTL).
+// (glibc's SIGRTMIN is 34: the two below it are reserved by NPTL). The kernel takes those two,
+// 32 and 33, as it takes any other (Node's process.kill does too): they are named SIG32, SIG33.
 const SIGRTMIN = 34;
 const SIGRTMAX = 64;
 const nameToNumber = new Map<string, number>();
@@ -137,6 +138,10 @@ for (let n = SIGRTMIN; n <= SIGRTMAX; n++) {
   const name = n - SIGRTMIN <= SIGRTMAX - n ? `SIGRTMIN+${n - SIGRTMIN}` : `SIGRTMAX-${SIGRTMAX - n}`;
   nameToNumber.set(name, n);
   numberToName.set(n, name);
+}
+for (const n of [32, 33]) {
+  nameToNumber.set(`SIG${n}`, n);
+  numberToName.set(n, `SIG${n}`);
 }
 nameToNumber.set('SIGRTMIN', SIGRTMIN);
 nameToNumber.set('SIGRTMAX', SIGRTMAX);
@@ -170,4 +175,35 @@ export function validateSignal(
 
 function unknownSignal(value: unknown, caller?: Caller) {
   return codedError(TypeError, 'ERR_UNKNOWN_SIGNAL', `Unknown signal: ${String(value)}`, caller);
+}
+
+/**
+ * Reads `options` once: every name in `known` is read exactly one time (a getter runs once, so
+ * it cannot answer one thing to validation and another to the spawn), into a plain object. An
+ * own enumerable name outside `known` whose value is not `undefined` throws
+ * `ERR_INVALID_ARG_VALUE` naming it: an option that is silently ignored (a `uid`, a `detached`)
+ * is a security or lifetime bug. `unsupported` names are known but refused, with `why`.
+ */
+export function readOptions<T extends object>(
+  options: unknown,
+  name: string,
+  known: readonly string[],
+  caller?: Caller,
+  unsupported: Readonly<Record<string, string>> = {},
+): Partial<T> {
+  if (options === undefined) return {};
+  const obj = validateObject<object>(options, name, caller);
+  const out: Record<string, unknown> = {};
+  for (const key of known) {
+    const v = (obj as Record<string, unknown>)[key];
+    if (v !== undefined) out[key] = v;
+  }
+  for (const key of Object.keys(obj)) {
+    if (known.includes(key)) continue;
+    const v = (obj as Record<string, unknown>)[key];
+    if (v === undefined) continue;
+    const why = unsupported[key] ?? 'is not an option procpin knows or implements';
+    throw invalidArgValue(`${name}.${key}`, v, why, caller);
+  }
+  return out as Partial<T>;
 }

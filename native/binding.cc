@@ -12,6 +12,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   InitSweep(env, exports);
   InitTty(env, exports);
   InitScan(env, exports);
+  InitEndKill(env, exports);
   return exports;
 }
 

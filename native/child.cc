@@ -15,6 +15,15 @@
 // everything; a Worker's children that still run are handed to a process-wide reaper thread (one
 // for the whole process, created on first use), since after the Worker is gone nobody else
 // would ever reap them.
+//
+// Identity is the pidfd. While one is held every wait is waitid(P_PIDFD) and every signal
+// pidfd_send_signal, so a child that someone else reaped (a foreign waitpid(-1), SIGCHLD set to
+// ignored) is seen as lost (ECHILD) and nothing ever reaches the process that got its number.
+// The watched descriptor is private: Child.pidfd hands out a duplicate, so that closing it behind
+// procpin's back can neither pull a descriptor from under libuv's epoll nor make procpin act on
+// whatever descriptor got the number next (the duplicate is checked to still name this process
+// before procpin closes it, and is made again when it does not).
+#include <dirent.h>
 #include <dlfcn.h>
 
 #include "glibc_floor.h"
@@ -23,9 +32,14 @@
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <uv.h>
+
+#include <atomic>
+#include <cstdio>
 
 #include <memory>
 #include <mutex>
@@ -34,6 +48,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "endkill.h"
 #include "glue.h"
 #include "spawn_core.h"
 #include "sys.h"
@@ -41,6 +56,27 @@
 namespace procpin {
 
 namespace {
+
+// Whether waitid takes P_PIDFD (Linux 5.4); probed on first use. 0 unknown, 1 yes, 2 no.
+std::atomic<int> g_wait_pidfd{0};
+
+// waitid on our own child: through its pidfd when there is one (so that a number that was
+// reaped by someone else and reissued can never answer), by pid otherwise (safe while the
+// child is unreaped: we never install a SIGCHLD handler; libuv waits only for its own).
+int WaitChild(int pidfd, pid_t pid, siginfo_t* si, int options) {
+  memset(si, 0, sizeof *si);
+  if (pidfd >= 0 && g_wait_pidfd.load(std::memory_order_relaxed) != 2) {
+    int r = sys::Waitid(sys::kPIdfd, static_cast<unsigned>(pidfd), si, options);
+    if (r != -EINVAL && r != -ENOSYS && r != -EPERM) {
+      g_wait_pidfd.store(1, std::memory_order_relaxed);
+      return r;
+    }
+    if (g_wait_pidfd.load(std::memory_order_relaxed) == 1) return r;  // a real EINVAL
+    g_wait_pidfd.store(2, std::memory_order_relaxed);
+    memset(si, 0, sizeof *si);
+  }
+  return sys::Waitid(P_PID, static_cast<unsigned>(pid), si, options);
+}
 
 // ---------------------------------------------------------------------------------------------
 // The process-wide reaper of children whose environment is gone (a terminated Worker's).
@@ -71,6 +107,7 @@ class Orphanage {
   struct Item {
     pid_t pid;
     int pidfd;
+    bool idle_readable = false;  // polled readable with nothing to reap (traced): use the timer
   };
 
   void Run() {
@@ -85,14 +122,14 @@ class Orphanage {
         std::lock_guard<std::mutex> g(mu_);
         for (size_t i = 0; i < items_.size();) {
           siginfo_t si;
-          int r = sys::Waitid(P_PID, static_cast<unsigned>(items_[i].pid), &si, WEXITED | WNOHANG);
+          int r = WaitChild(items_[i].pidfd, items_[i].pid, &si, WEXITED | WNOHANG);
           if (r < 0 || si.si_pid != 0) {  // reaped, or not ours to reap any more
             if (items_[i].pidfd >= 0) close(items_[i].pidfd);
             items_[i] = items_.back();
             items_.pop_back();
             continue;
           }
-          if (items_[i].pidfd >= 0) {
+          if (items_[i].pidfd >= 0 && !items_[i].idle_readable) {
             fds.push_back({items_[i].pidfd, POLLIN, 0});
           } else {
             need_timer = true;
@@ -105,6 +142,21 @@ class Orphanage {
       if (r > 0 && wake_[0] >= 0 && (fds.back().revents & POLLIN)) {
         char buf[64];
         while (read(wake_[0], buf, sizeof buf) > 0) {
+        }
+      }
+      if (r > 0) {
+        // A pidfd that polls readable stays readable: one whose child cannot be reaped yet (a
+        // tracer has not waited) is looked at on the timer from now on, not polled in a spin.
+        std::lock_guard<std::mutex> g(mu_);
+        for (const pollfd& p : fds) {
+          if (!(p.revents & (POLLIN | POLLHUP))) continue;
+          for (Item& it : items_) {
+            if (it.pidfd != p.fd) continue;
+            siginfo_t si;
+            if (WaitChild(it.pidfd, it.pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == 0) {
+              it.idle_readable = true;
+            }
+          }
         }
       }
     }
@@ -121,6 +173,7 @@ class Orphanage {
 class ChildHandle;
 
 struct Registry {
+  uintptr_t owner = 0;  // this environment, in the end-kill table
   uv_loop_t* loop = nullptr;
   bool main_thread = false;
   Napi::FunctionReference ctor;
@@ -131,7 +184,11 @@ struct ChildState {
   Registry* reg = nullptr;
   napi_env env = nullptr;
   pid_t pid = -1;
-  int pidfd = -1;
+  int pidfd = -1;          // private: watched by libuv, used for every wait and signal
+  int pub_fd = -1;         // the duplicate handed out as Child.pidfd, made on first use
+  int end_slot = -1;       // the end-kill table entry of a group leader
+  bool lost = false;       // someone else reaped it: its status is gone
+  unsigned long long start = 0;  // without a pidfd: its start time, the identity of its number
   bool own = true;         // our child (waitable); false for openProcess
   bool exited = false;     // the exit was seen
   bool reaped = false;     // reaped (or gone: nothing left to reap)
@@ -171,12 +228,78 @@ void CloseWatcher(ChildState* s) {
   }
 }
 
+// fstat through the raw call (glibc's struct stat is the kernel's on 64-bit targets): glibc 2.33
+// moved fstat into libc proper, and calling it would raise the addon's glibc floor.
+int FdStat(int fd, struct stat* st) {
+#ifdef SYS_newfstatat
+  return syscall(SYS_newfstatat, fd, "", st, AT_EMPTY_PATH) == 0 ? 0 : -errno;
+#else
+  return fstat(fd, st) == 0 ? 0 : -errno;
+#endif
+}
+
+// Whether descriptor `fd` still names the same process as our private pidfd: the same inode
+// (on 6.9+ a pidfd's inode identifies its process) and the same "Pid:" in its fdinfo (before
+// 6.9 every pidfd shares one anonymous inode). Anything else is someone else's descriptor now.
+bool SameProcessFd(const ChildState* s, int fd) {
+  struct stat a, b;
+  if (FdStat(fd, &a) != 0 || FdStat(s->pidfd, &b) != 0) return false;
+  if (a.st_dev != b.st_dev || a.st_ino != b.st_ino) return false;
+  auto pid_line = [](int n, char* out, size_t len) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fdinfo/%d", n);
+    int f = open(path, O_RDONLY | O_CLOEXEC);
+    if (f < 0) return false;
+    char buf[1024];
+    ssize_t r = read(f, buf, sizeof buf - 1);
+    close(f);
+    if (r <= 0) return false;
+    buf[r] = '\0';
+    const char* p = strstr(buf, "\nPid:");
+    if (!p) return false;
+    p += 1;
+    size_t i = 0;
+    while (p[i] && p[i] != '\n' && i + 1 < len) {
+      out[i] = p[i];
+      ++i;
+    }
+    out[i] = '\0';
+    return true;
+  };
+  char la[64], lb[64];
+  return pid_line(fd, la, sizeof la) && pid_line(s->pidfd, lb, sizeof lb) && strcmp(la, lb) == 0;
+}
+
+// Closes the handed-out duplicate, unless it was closed behind our back and the number now
+// names something else (then it is not ours to close).
+void ClosePublic(ChildState* s) {
+  if (s->pub_fd < 0) return;
+  if (s->pidfd >= 0 && SameProcessFd(s, s->pub_fd)) close(s->pub_fd);
+  s->pub_fd = -1;
+}
+
 void ClosePidfd(ChildState* s) {
   CloseWatcher(s);  // never close a descriptor libuv still watches
+  endkill::Remove(s->end_slot);  // before the descriptor it names is closed
+  s->end_slot = -1;
+  ClosePublic(s);
   if (s->pidfd >= 0) {
     close(s->pidfd);
     s->pidfd = -1;
   }
+}
+
+void ApplyRef(ChildState* s);
+
+// No pidfd (or it cannot be polled, or it polls readable with nothing to wait for): look with
+// WNOWAIT at a growing interval.
+void StartTimer(ChildState* s) {
+  s->timer = new uv_timer_t;
+  uv_timer_init(s->reg->loop, s->timer);
+  s->timer->data = s;
+  s->interval = 1;
+  uv_timer_start(s->timer, OnTimer, s->interval, 0);
+  ApplyRef(s);
 }
 
 int StartWatch(ChildState* s) {
@@ -199,12 +322,7 @@ int StartWatch(ChildState* s) {
     }
     if (!s->own) return r;
   }
-  // No pidfd (or it cannot be polled): look with WNOWAIT at a growing interval.
-  s->timer = new uv_timer_t;
-  uv_timer_init(s->reg->loop, s->timer);
-  s->timer->data = s;
-  s->interval = 1;
-  uv_timer_start(s->timer, OnTimer, s->interval, 0);
+  StartTimer(s);
   return 0;
 }
 
@@ -218,12 +336,47 @@ void ApplyRef(ChildState* s) {
   }
 }
 
-// waitid on our own child by pid. Safe while the child is unreaped: its pid cannot be reused
-// and nobody else reaps it (we never install a SIGCHLD handler; libuv waits only for its own).
+// The start time of process `pid` (/proc/PID/stat, field 22), or 0 when it cannot be read.
+unsigned long long StartTime(pid_t pid) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/stat", pid);
+  int f = open(path, O_RDONLY | O_CLOEXEC);
+  if (f < 0) return 0;
+  char buf[1024];
+  ssize_t n = read(f, buf, sizeof buf - 1);
+  close(f);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  const char* p = strrchr(buf, ')');
+  if (!p) return 0;
+  for (int field = 2; field < 22 && *p; ++p) {
+    if (*p == ' ') ++field;
+  }
+  return strtoull(p, nullptr, 10);
+}
+
+// A look at our own child (WNOWAIT), or its reap. Before any reap the end-kill table forgets
+// the number; an ECHILD means someone else reaped it: lost, and the number forgotten too.
 int Look(ChildState* s, siginfo_t* si, bool reap) {
-  memset(si, 0, sizeof *si);
-  return sys::Waitid(P_PID, static_cast<unsigned>(s->pid), si,
-                     WEXITED | WNOHANG | (reap ? 0 : WNOWAIT));
+  if (s->lost) {
+    memset(si, 0, sizeof *si);
+    return -ECHILD;
+  }
+  if (reap) endkill::ForgetNumber(s->end_slot);
+  int r;
+  if (s->pidfd < 0 && s->start != 0 && StartTime(s->pid) != s->start && StartTime(s->pid) != 0) {
+    // No pidfd: the number names another process of ours now (ours was reaped by someone else
+    // and the number reissued). Never wait for it, never signal it.
+    memset(si, 0, sizeof *si);
+    r = -ECHILD;
+  } else {
+    r = WaitChild(s->pidfd, s->pid, si, WEXITED | WNOHANG | (reap ? 0 : WNOWAIT));
+  }
+  if (r == -ECHILD) {
+    s->lost = true;
+    endkill::ForgetNumber(s->end_slot);
+  }
+  return r;
 }
 
 Napi::Value RawInfo(Napi::Env env, const siginfo_t& si) {
@@ -312,6 +465,11 @@ void Check(ChildState* s) {
   } else if (s->timer) {
     s->interval = s->interval * 2 > 25 ? 25 : s->interval * 2;
     uv_timer_start(s->timer, OnTimer, s->interval, 0);
+  } else if (s->poll) {
+    // Readable, and nothing to wait for: the child exited but a tracer has not waited for it
+    // yet. The pidfd stays readable (epoll is level-triggered): look on a timer instead.
+    CloseWatcher(s);
+    StartTimer(s);
   }
 }
 
@@ -340,6 +498,10 @@ class ChildHandle : public Napi::ObjectWrap<ChildHandle> {
                            InstanceMethod<&ChildHandle::Ref>("ref"),
                            InstanceMethod<&ChildHandle::Unref>("unref"),
                            InstanceMethod<&ChildHandle::Close>("close"),
+                           InstanceMethod<&ChildHandle::SignalGroup>("signalGroup"),
+                           InstanceMethod<&ChildHandle::InGroup>("inGroup"),
+                           InstanceMethod<&ChildHandle::ArmEndKill>("armEndKill"),
+                           InstanceMethod<&ChildHandle::KillAndReap>("killAndReap"),
                        },
                        reg);
   }
@@ -379,8 +541,94 @@ class ChildHandle : public Napi::ObjectWrap<ChildHandle> {
   void Detach() { state_ = nullptr; }
 
  private:
+  // The handed-out duplicate of the pidfd (see the top of this file): made on first use, and
+  // again when the one handed out was closed and its number reused behind our back.
   Napi::Value Pidfd(const Napi::CallbackInfo& info) {
-    return Napi::Number::New(info.Env(), state_ ? state_->pidfd : -1);
+    ChildState* s = state_;
+    if (!s || s->pidfd < 0) return Napi::Number::New(info.Env(), -1);
+    if (s->pub_fd >= 0 && !SameProcessFd(s, s->pub_fd)) s->pub_fd = -1;
+    // Numbered above the private one, so that the lowest free number after a close is not it.
+    if (s->pub_fd < 0) s->pub_fd = fcntl(s->pidfd, F_DUPFD_CLOEXEC, s->pidfd + 1);
+    return Napi::Number::New(info.Env(), s->pub_fd < 0 ? -1 : s->pub_fd);
+  }
+
+  // signalGroup(sig): 0 or -errno. A group signal through the leader's private pidfd
+  // (PIDFD_SIGNAL_PROCESS_GROUP), bound to its group even after a reap. -ENOSYS when there is no
+  // pidfd or the kernel refuses the flag (the caller may then use the number, while the leader
+  // is provably unreaped).
+  Napi::Value SignalGroup(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    int32_t sig;
+    if (!Int32Arg(info, 0, &sig)) return Napi::Value();
+    ChildState* s = state_;
+    if (!s || !s->own) return Result(env, -ESRCH);
+    if (s->pidfd < 0) return Result(env, -ENOSYS);
+    int r = sys::PidfdSendSignal(s->pidfd, sig, sys::kPidfdSignalProcessGroup);
+    return Result(env, r == -EINVAL ? -ENOSYS : r);
+  }
+
+  // inGroup(): 1 while the unreaped leader is still in the group it leads, 0 once it left it
+  // (setpgid), -errno when it cannot be told (reaped: its number is not ours).
+  Napi::Value InGroup(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    ChildState* s = state_;
+    if (!s || !s->own || s->reaped || s->lost) return Result(env, -ESRCH);
+    pid_t g = getpgid(s->pid);
+    if (g < 0) return Result(env, -errno);
+    return Result(env, g == s->pid ? 1 : 0);
+  }
+
+  // armEndKill(pidfdGroup): puts this leader in the end-kill table (its group dies with this
+  // environment and with the process, however they end). 0, or -errno.
+  Napi::Value ArmEndKill(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    ChildState* s = state_;
+    bool pidfd_group = info.Length() > 0 && info[0].ToBoolean().Value();
+    if (!s || !s->own || s->reaped) return Result(env, -ESRCH);
+    if (s->end_slot >= 0) return Result(env, 0);
+    s->end_slot = endkill::AddLeader(s->reg->owner, s->pidfd, s->pid, pidfd_group, !s->lost);
+    return Result(env, s->end_slot < 0 ? -ENOSPC : 0);
+  }
+
+  // killAndReap(ms): for dispose. SIGKILL to a child that still runs, a wait of up to `ms`
+  // for its exit (SIGKILL is not delayed but by the kernel), the reap. The raw info, or null
+  // when it did not exit in time (it is then reaped at its exit), or -errno.
+  Napi::Value KillAndReap(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    int32_t ms;
+    if (!Int32Arg(info, 0, &ms)) return Napi::Value();
+    ChildState* s = state_;
+    if (!s || !s->own || s->reaped) return Result(env, -ECHILD);
+    siginfo_t si;
+    int r = Look(s, &si, false);
+    if (r < 0) return Result(env, r);
+    if (si.si_pid == 0) {
+      if (s->pidfd >= 0) {
+        sys::PidfdSendSignal(s->pidfd, SIGKILL, 0);
+      } else {
+        kill(s->pid, SIGKILL);
+      }
+      struct timespec t0;
+      clock_gettime(CLOCK_MONOTONIC, &t0);
+      for (int delay_us = 50;;) {
+        if (s->pidfd >= 0) {
+          pollfd p = {s->pidfd, POLLIN, 0};
+          ::poll(&p, 1, ms > 0 ? 1 : 0);
+        } else {
+          usleep(delay_us);
+          delay_us = delay_us * 2 > 5000 ? 5000 : delay_us * 2;
+        }
+        r = Look(s, &si, false);
+        if (r < 0) return Result(env, r);
+        if (si.si_pid != 0) break;
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 >= ms) {
+          return env.Null();
+        }
+      }
+    }
+    return Reap(info);
   }
 
   // A WNOHANG | WNOWAIT look: the raw info, null while running, or -errno.
@@ -433,6 +681,8 @@ class ChildHandle : public Napi::ObjectWrap<ChildHandle> {
       if (r != -ENOSYS) return Result(env, r);
     }
     if (!s->own) return Result(env, -ENOSYS);  // a stranger's pid is never signalled by number
+    siginfo_t si;
+    if (s->lost || Look(s, &si, false) < 0) return Result(env, -ESRCH);  // no longer provably ours
     return Result(env, kill(s->pid, sig) < 0 ? -errno : 0);
   }
 
@@ -513,6 +763,7 @@ Napi::Value Adopt(Napi::Env env, Registry* reg, pid_t pid, int pidfd, bool own,
   s->pid = pid;
   s->pidfd = pidfd;
   s->own = own;
+  if (own && pidfd < 0) s->start = StartTime(pid);
   s->cb = Napi::Persistent(cb);
   s->ctx = std::make_unique<Napi::AsyncContext>(env, own ? "procpin:child" : "procpin:process");
   reg->states.insert(s);
@@ -588,6 +839,12 @@ const char* StageName(int stage) {
       return "close_range";
     case spawn::kStageSignals:
       return "sigaction";
+    case spawn::kStageSetgid:
+      return "setgid";
+    case spawn::kStageSetuid:
+      return "setuid";
+    case spawn::kStageNonblock:
+      return "fcntl";
     case spawn::kStageCgroup:
       return "cgroup";
     default:
@@ -596,19 +853,18 @@ const char* StageName(int stage) {
 }
 
 // spawn(candidates, argv, env | null, cwd, stdio, group, pdeathsig, closeFds, onExit
-//       [, cgroupProcs])
+//       [, cgroupProcs[, creds]])
 //   -> { handle, pid, pidfd, fds } or { errno, stage }
 // cgroupProcs: a descriptor of a cgroup's cgroup.procs open for writing, or -1.
+// creds: [uid, gid], -1 = unchanged.
 Napi::Value Spawn(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   auto* reg = static_cast<Registry*>(info.Data());
   std::vector<std::string> candidates, argv, envv;
-  // env null: the process's own environment (environ), which Node's main thread keeps equal to
-  // process.env (its setter calls setenv); it saves copying every variable through JavaScript.
-  const bool own_environ = info.Length() > 2 && info[2].IsNull();
+  // env is always a copy (lib/child.ts takes it from process.env): the CLONE_VM child never reads
+  // the live environ, which a SHARE_ENV Worker may be reallocating meanwhile.
   if (info.Length() < 9 || !StringArray(env, info[0], "candidates", &candidates) ||
-      !StringArray(env, info[1], "argv", &argv) ||
-      (!own_environ && !StringArray(env, info[2], "env", &envv))) {
+      !StringArray(env, info[1], "argv", &argv) || !StringArray(env, info[2], "env", &envv)) {
     if (!env.IsExceptionPending()) {
       Napi::TypeError::New(env, "spawn takes 9 arguments").ThrowAsJavaScriptException();
     }
@@ -677,7 +933,7 @@ Napi::Value Spawn(const Napi::CallbackInfo& info) {
   for (size_t i = 1; i < argvp.size(); ++i) sh_argv.push_back(argvp[i]);  // ends with nullptr
   if (argvp.size() <= 1) sh_argv.push_back(nullptr);
   req.sh_argv = sh_argv.data();
-  req.envp = own_environ ? environ : envp.data();
+  req.envp = envp.data();
   req.cwd = has_cwd ? cwd.c_str() : nullptr;
   req.group = group;
   req.pdeathsig = pdeathsig;
@@ -685,6 +941,22 @@ Napi::Value Spawn(const Napi::CallbackInfo& info) {
   req.close_fds = info[7].As<Napi::Boolean>().Value();
   req.stdio = stdio.data();
   req.nstdio = static_cast<int>(stdio.size());
+  if (info.Length() > 10 && !info[10].IsUndefined()) {
+    Napi::Value u = info[10].IsArray() ? info[10].As<Napi::Array>().Get(0u) : Napi::Value();
+    Napi::Value g = info[10].IsArray() ? info[10].As<Napi::Array>().Get(1u) : Napi::Value();
+    if (u.IsEmpty() || g.IsEmpty() || !u.IsNumber() || !g.IsNumber()) {
+      Napi::TypeError::New(env, "creds must be [uid, gid]").ThrowAsJavaScriptException();
+      return Napi::Value();
+    }
+    double ud = u.As<Napi::Number>().DoubleValue(), gd = g.As<Napi::Number>().DoubleValue();
+    if (!(ud >= -1 && ud <= 4294967294.0 && ud == static_cast<long>(ud)) ||
+        !(gd >= -1 && gd <= 4294967294.0 && gd == static_cast<long>(gd))) {
+      Napi::RangeError::New(env, "bad uid or gid").ThrowAsJavaScriptException();
+      return Napi::Value();
+    }
+    req.uid = static_cast<long>(ud);
+    req.gid = static_cast<long>(gd);
+  }
   spawn::Outcome out;
   out.parent_fds = parent_fds.data();
   int r = spawn::Spawn(req, &out);
@@ -730,15 +1002,64 @@ Napi::Value OpenProcess(const Napi::CallbackInfo& info) {
     return Napi::Value();
   }
   if (pid <= 0) return Result(env, -ESRCH);
-  int fd = sys::PidfdOpen(pid, 0);
+  int fd = sys::OpenPidfd(pid);  // -ENOSYS where pidfds do not work (old kernel, seccomp)
   if (fd < 0) return Result(env, fd);
   Napi::Value h = Adopt(env, reg, pid, fd, false, info[1].As<Napi::Function>());
   return h;
 }
 
-// The environment is going away (process exit or Worker teardown).
+// reapGroupOrphans(pgid, leader) -> children of ours still alive in group `pgid`, or -errno.
+// For a supervisor that is a subreaper or PID 1: members re-parented to it become its zombies.
+// Reaps every zombie child of this process in the group but its leader, whose zombie (unreaped
+// until the group's own reap) pins the pgid, so that each waitid by pid names what we saw.
+// Children are read from /proc/self/task/*/children (a re-parented child hangs off a thread).
+Napi::Value ReapGroupOrphans(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  int32_t pgid, leader;
+  if (!Int32Arg(info, 0, &pgid) || !Int32Arg(info, 1, &leader)) return Napi::Value();
+  DIR* task_dir = opendir("/proc/self/task");
+  if (task_dir == nullptr) return Result(env, -errno);
+  std::vector<pid_t> kids;
+  std::vector<pid_t> tids;
+  while (struct dirent* d = readdir(task_dir)) {
+    if (d->d_name[0] >= '1' && d->d_name[0] <= '9') tids.push_back(static_cast<pid_t>(atoi(d->d_name)));
+  }
+  closedir(task_dir);
+  for (pid_t tid : tids) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d/children", tid);
+    int f = open(path, O_RDONLY | O_CLOEXEC);
+    if (f < 0) continue;
+    std::string text;
+    char buf[4096];
+    for (ssize_t r; (r = read(f, buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(r));
+    close(f);
+    for (const char* p = text.c_str(); *p;) {
+      char* end;
+      long v = strtol(p, &end, 10);
+      if (end == p) break;
+      kids.push_back(static_cast<pid_t>(v));
+      p = end;
+    }
+  }
+  int alive = 0;
+  for (pid_t kid : kids) {
+    if (kid == leader || getpgid(kid) != pgid) continue;
+    // Our child, unreaped (it is listed): its number is still its own.
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    int r = sys::Waitid(P_PID, static_cast<unsigned>(kid), &si, WEXITED | WNOHANG);
+    if (r == 0 && si.si_pid == 0) ++alive;
+  }
+  return Result(env, alive);
+}
+
+// The environment is going away (process exit or Worker teardown). Its groups are killed first,
+// while their leaders are still unreaped (a Worker's terminate() included): nothing it started
+// outlives it.
 void Teardown(void* arg) {
   auto* reg = static_cast<Registry*>(arg);
+  endkill::KillOwner(reg->owner);
   std::vector<ChildState*> states(reg->states.begin(), reg->states.end());
   for (ChildState* s : states) {
     if (s->wrap) {
@@ -754,6 +1075,9 @@ void Teardown(void* arg) {
         // A Worker's child outlives the Worker: the process-wide reaper takes it (and its
         // pidfd), so that it does not stay a zombie of this process once it exits.
         CloseWatcher(s);
+        endkill::Remove(s->end_slot);  // killed above; the reaper owns the descriptor now
+        s->end_slot = -1;
+        ClosePublic(s);
         Orphanage::Get().Adopt(s->pid, s->pidfd);
         s->pidfd = -1;
       }
@@ -786,12 +1110,14 @@ void PinLibrary() {
 void InitChild(Napi::Env env, Napi::Object exports) {
   PinLibrary();
   auto* reg = new Registry();
+  reg->owner = reinterpret_cast<uintptr_t>(GetAddonData(env));
   napi_get_uv_event_loop(env, &reg->loop);
   reg->main_thread = reg->loop == uv_default_loop();
   reg->ctor = Napi::Persistent(ChildHandle::Define(env, reg));
   napi_add_env_cleanup_hook(env, Teardown, reg);
   exports.Set("spawn", Napi::Function::New(env, Spawn, "spawn", reg));
   exports.Set("openProcess", Napi::Function::New(env, OpenProcess, "openProcess", reg));
+  exports.Set("reapGroupOrphans", Napi::Function::New(env, ReapGroupOrphans, "reapGroupOrphans"));
   exports.Set("ChildHandle", reg->ctor.Value());
 }
 

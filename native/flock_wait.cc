@@ -3,6 +3,8 @@
 //
 // Waking a blocked flock: the thread blocks every signal but one wake signal, whose no-op
 // handler is installed without SA_RESTART, so a tgkill makes the blocked flock return EINTR.
+// The wake signal is a real-time signal nobody else had (see AcquireWakeSignal); an
+// application's handler is never replaced nor reset.
 // A kick can land between the thread's look at `cancelled` and its entry into flock; the kick is
 // then lost, so a cancel keeps kicking (a timer on the loop) until the thread reports back.
 //
@@ -28,11 +30,13 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <uv.h>
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <unordered_map>
@@ -46,43 +50,47 @@ namespace procpin {
 
 namespace {
 
-int WakeSignal() { return SIGRTMAX - 1; }
-
 void NoopHandler(int) {}
 
-// The wake handler is installed while some environment uses it and restored to the default when
-// the last one is torn down: the handler's code lives in this module, which Node unloads once
-// every environment that loaded it (a Worker, say) is gone. If the signal already belongs to
-// someone else, the waiters poll with LOCK_NB instead of blocking.
+// The wake signal: a real-time signal whose disposition was the default (nobody's) when the first
+// wait needed one, from SIGRTMAX-1 downwards. Chosen once for the process, and never given back:
+// the handler lives in this library, which child.cc pins for the life of the process, so it can
+// stay installed, and restoring SIG_DFL later could overwrite a handler that the application set
+// meanwhile. A signal that somebody else took after we chose it is left to them (the waits then
+// poll with LOCK_NB). When every candidate is taken, the waits poll too.
 std::mutex g_wake_mu;
-int g_wake_users = 0;
-bool g_wake_ours = false;
+int g_wake_sig = 0;       // 0: not chosen yet; -1: none free
+std::atomic<int> g_wake{0};  // g_wake_sig, for the kick (read without the lock)
 
-bool AcquireWakeHandler() {
+bool IsOurs(const struct sigaction& sa) {
+  return !(sa.sa_flags & SA_SIGINFO) && sa.sa_handler == NoopHandler;
+}
+
+// The wake signal, or 0 when the waits must poll.
+int AcquireWakeSignal() {
   std::lock_guard<std::mutex> g(g_wake_mu);
-  if (g_wake_users++ == 0) {
-    g_wake_ours = false;
-    struct sigaction old;
-    if (sigaction(WakeSignal(), nullptr, &old) == 0 && old.sa_handler == SIG_DFL &&
-        !(old.sa_flags & SA_SIGINFO)) {
+  if (g_wake_sig == 0) {
+    g_wake_sig = -1;
+    for (int sig = SIGRTMAX - 1; sig >= SIGRTMIN + 2; --sig) {
+      struct sigaction old;
+      if (sigaction(sig, nullptr, &old) != 0) continue;
+      if (old.sa_handler != SIG_DFL || (old.sa_flags & SA_SIGINFO)) continue;
       struct sigaction sa = {};
       sa.sa_handler = NoopHandler;
       sigfillset(&sa.sa_mask);
       sa.sa_flags = 0;  // no SA_RESTART: the blocked flock must return EINTR
-      g_wake_ours = sigaction(WakeSignal(), &sa, nullptr) == 0;
+      if (sigaction(sig, &sa, nullptr) == 0) {
+        g_wake_sig = sig;
+        g_wake.store(sig, std::memory_order_relaxed);
+        break;
+      }
     }
   }
-  return g_wake_ours;
-}
-
-void ReleaseWakeHandler() {
-  std::lock_guard<std::mutex> g(g_wake_mu);
-  if (--g_wake_users == 0 && g_wake_ours) {
-    struct sigaction sa = {};
-    sa.sa_handler = SIG_DFL;
-    sigaction(WakeSignal(), &sa, nullptr);
-    g_wake_ours = false;
-  }
+  if (g_wake_sig < 0) return 0;
+  // Still ours? Someone may have installed a handler of their own over it since.
+  struct sigaction cur;
+  if (sigaction(g_wake_sig, nullptr, &cur) != 0 || !IsOurs(cur)) return 0;
+  return g_wake_sig;
 }
 
 void SleepMicros(long us) {
@@ -104,7 +112,8 @@ struct Counted {
 // by `mu`.
 struct Waiter : Counted<Waiter> {
   int op = 0;
-  bool blocking = true;  // false: the wake signal is not ours, poll with LOCK_NB
+  bool blocking = true;  // false: no wake signal of ours, poll with LOCK_NB
+  int wake_sig = 0;      // the signal that interrupts a blocked flock (when blocking)
   uv_thread_t thread{};  // joinable: joined on the JS thread, see (e)
   std::mutex mu;
   int fd = -1;  // our dup; see (b)
@@ -112,6 +121,12 @@ struct Waiter : Counted<Waiter> {
   bool started = false;
   bool finished = false;  // the thread has its result and will not touch the lock again
   bool cancelled = false;
+  // Given up on while still blocked: the wake signal stopped being ours (the application set a
+  // disposition of its own for it meanwhile), so no kick can interrupt this flock. The caller is
+  // told ECANCELED at once; the thread unlocks and closes the dup itself whenever flock returns
+  // (it sees `cancelled`), and is never joined: this library is pinned for the life of the
+  // process (child.cc), so the thread can never run unmapped code.
+  bool abandoned = false;
   int result = 0;
 
   // Unlocks (when `unlock`) and closes the dup if it is still open. Caller holds mu.
@@ -121,11 +136,17 @@ struct Waiter : Counted<Waiter> {
     close(fd);
     fd = -1;
   }
+  // Whether a kick can still interrupt a blocked flock. Caller holds mu.
+  bool Kickable() const {
+    struct sigaction cur;
+    return blocking && sigaction(wake_sig, nullptr, &cur) == 0 && IsOurs(cur);
+  }
   // Interrupts a blocked flock. Caller holds mu; the thread is not joined before `finished`,
   // so its id cannot have been reused here.
   void Kick() {
-    if (blocking && started && !finished && tid > 0) {
-      syscall(SYS_tgkill, getpid(), tid, WakeSignal());
+    // Never a signal for the application's own handler: only while the wake signal is ours.
+    if (blocking && started && !finished && tid > 0 && Kickable()) {
+      syscall(SYS_tgkill, getpid(), tid, wake_sig);
     }
   }
   ~Waiter() { ReleaseFd(false); }
@@ -139,6 +160,39 @@ struct Mailbox : Counted<Mailbox> {
   uv_async_t* async = nullptr;
   std::vector<uint32_t> done;
 };
+
+// Every wait not yet delivered, in every environment of the process (JS threads only), so that a
+// second wait on an open file description that already has one is refused: flock(2) grants a
+// description that holds the lock at once, so an abort of the second wait, which must leave no
+// lock taken, would drop the lock the first one was granted.
+std::mutex g_pending_mu;
+std::vector<Waiter*> g_pending;
+
+// Whether descriptors a and b share one open file description. kcmp(2) says so exactly; where
+// it is missing or refused (CONFIG_KCMP off, a seccomp policy: it belongs to the ptrace family),
+// the same file counts as the same description, which refuses more than it must, never less.
+bool SameDescription(int a, int b) {
+  pid_t me = getpid();
+  long r = syscall(SYS_kcmp, me, me, 0 /* KCMP_FILE */, a, b);
+  if (r >= 0) return r == 0;
+  struct stat sa, sb;  // the raw call: glibc 2.33's fstat would raise the addon's glibc floor
+  if (syscall(SYS_fstat, a, &sa) != 0 || syscall(SYS_fstat, b, &sb) != 0) return false;
+  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+// A wait that is still pending on the description behind `fd`. Caller holds g_pending_mu.
+bool PendingOn(int fd) {
+  for (Waiter* w : g_pending) {
+    std::lock_guard<std::mutex> wg(w->mu);
+    if (w->fd >= 0 && SameDescription(fd, w->fd)) return true;
+  }
+  return false;
+}
+
+void RemovePending(Waiter* w) {
+  std::lock_guard<std::mutex> g(g_pending_mu);
+  g_pending.erase(std::remove(g_pending.begin(), g_pending.end(), w), g_pending.end());
+}
 
 // What a thread is started with; it owns one reference to each.
 struct Job {
@@ -155,7 +209,7 @@ void WaitThread(void* arg) {
   // calling thread on Linux.)
   sigset_t wake;
   sigemptyset(&wake);
-  sigaddset(&wake, WakeSignal());
+  if (w->blocking) sigaddset(&wake, w->wake_sig);
   if (w->blocking) sigprocmask(SIG_UNBLOCK, &wake, nullptr);
   {
     std::lock_guard<std::mutex> g(w->mu);
@@ -222,8 +276,6 @@ struct FlockRegistry {
   napi_async_cleanup_hook_handle hook = nullptr;
   int open_handles = 0;
   bool torn_down = false;
-  bool wake_acquired = false;
-  bool wake_ours = false;
 };
 
 namespace {
@@ -276,6 +328,7 @@ void OnDone(uv_async_t* handle) {
       // Locked: the caller's descriptor holds the lock now (same open file description).
       p.waiter->ReleaseFd(false);
     }
+    RemovePending(p.waiter);
     // The thread is past its last look at the waiter; it only has to return.
     uv_thread_join(&p.waiter->thread);
     p.waiter->Unref();
@@ -291,15 +344,34 @@ void OnDone(uv_async_t* handle) {
 void OnKick(uv_timer_t* t) {
   auto* reg = static_cast<FlockRegistry*>(t->data);
   bool more = false;
+  std::vector<uint32_t> given_up;
   for (auto& [id, p] : reg->pending) {
-    (void)id;
     std::lock_guard<std::mutex> g(p.waiter->mu);
     if (p.waiter->cancelled && !p.waiter->finished && p.waiter->blocking) {
-      p.waiter->Kick();
-      more = true;
+      if (p.waiter->Kickable()) {
+        p.waiter->Kick();
+        more = true;
+      } else {
+        p.waiter->abandoned = true;
+        given_up.push_back(id);
+      }
     }
   }
   if (!more) uv_timer_stop(t);
+  napi_env env = reg->env;
+  for (uint32_t id : given_up) {
+    auto it = reg->pending.find(id);
+    FlockRegistry::Pending p = it->second;
+    reg->pending.erase(it);
+    RemovePending(p.waiter);
+    p.waiter->Unref();  // the thread keeps its own reference
+    napi_handle_scope scope;
+    napi_open_handle_scope(env, &scope);
+    CallBack(env, p.callback, -ECANCELED);
+    napi_close_handle_scope(env, scope);
+    napi_delete_reference(env, p.callback);
+  }
+  if (!given_up.empty() && !reg->torn_down) UpdateRef(reg);
 }
 
 void OnHandleClosed(uv_handle_t* h) {
@@ -338,10 +410,13 @@ void Teardown(napi_async_cleanup_hook_handle hook, void* arg) {
     for (auto& [id, p] : reg->pending) {
       (void)id;
       std::lock_guard<std::mutex> g(p.waiter->mu);
-      if (!p.waiter->finished) {
-        all = false;
-        p.waiter->Kick();
+      if (p.waiter->finished || p.waiter->abandoned) continue;
+      if (p.waiter->blocking && !p.waiter->Kickable()) {
+        p.waiter->abandoned = true;  // no kick can reach it: see Waiter::abandoned
+        continue;
       }
+      all = false;
+      p.waiter->Kick();
     }
     if (all) break;
     SleepMicros(100);
@@ -354,17 +429,24 @@ void Teardown(napi_async_cleanup_hook_handle hook, void* arg) {
       // (A thread still running will see `cancelled` and do the same itself.)
       if (p.waiter->finished) p.waiter->ReleaseFd(true);
     }
-    uv_thread_join(&p.waiter->thread);
+    RemovePending(p.waiter);
+    bool abandoned;
+    {
+      std::lock_guard<std::mutex> g(p.waiter->mu);
+      abandoned = p.waiter->abandoned;
+    }
+    if (!abandoned) uv_thread_join(&p.waiter->thread);
     p.waiter->Unref();
     napi_delete_reference(reg->env, p.callback);
   }
   reg->pending.clear();
-  if (reg->wake_acquired) ReleaseWakeHandler();
   uv_close(reinterpret_cast<uv_handle_t*>(reg->async), OnHandleClosed);
   uv_close(reinterpret_cast<uv_handle_t*>(reg->kicker), OnHandleClosed);
 }
 
-// flockWait(fd, op, callback(result)) -> id, or -errno when the wait could not start.
+// flockWait(fd, op, callback(result)) -> id (> 0), 0 when granted at once (no callback then),
+// -EALREADY when a wait is pending on the same open file description, or -errno when the wait
+// could not start.
 // result is 0 (locked), -ECANCELED (flockCancel), or -errno.
 Napi::Value FlockWait(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -378,14 +460,26 @@ Napi::Value FlockWait(const Napi::CallbackInfo& info) {
   if (reg == nullptr || reg->torn_down) return Result(env, -ECANCELED);
   int dupfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
   if (dupfd < 0) return Result(env, -errno);
+  // From the look at pending waits to this wait's registration, under one lock: two JS threads
+  // cannot both start a wait on one description.
+  std::unique_lock<std::mutex> pending_lock(g_pending_mu);
+  if (PendingOn(dupfd)) {
+    close(dupfd);
+    return Result(env, -EALREADY);  // lib/primitives.ts: ERR_PROCPIN_FLOCK_PENDING
+  }
+  // First without waiting: a description that already holds this lock gets it at once, and no
+  // abort can come between that grant and its delivery (whose LOCK_UN would drop a lock the
+  // description held before the call).
+  int now = sys::FlockOnce(dupfd, (op & ~LOCK_NB) | LOCK_NB);
+  if (now != -EWOULDBLOCK) {
+    close(dupfd);
+    return Result(env, now);  // 0: granted at once
+  }
   Waiter* w = new Waiter();  // the registry's reference
   w->fd = dupfd;
   w->op = op & ~LOCK_NB;
-  if (!reg->wake_acquired) {
-    reg->wake_ours = AcquireWakeHandler();
-    reg->wake_acquired = true;
-  }
-  w->blocking = reg->wake_ours;
+  w->wake_sig = AcquireWakeSignal();
+  w->blocking = w->wake_sig != 0;
   uint32_t id = reg->next++;
   if (reg->next == 0) reg->next = 1;
 
@@ -417,6 +511,8 @@ Napi::Value FlockWait(const Napi::CallbackInfo& info) {
   napi_ref ref;
   napi_create_reference(env, info[2], 1, &ref);
   reg->pending.emplace(id, FlockRegistry::Pending{w, ref});
+  g_pending.push_back(w);
+  pending_lock.unlock();
   UpdateRef(reg);
   return Napi::Number::New(env, id);
 }

@@ -66,5 +66,6 @@ void InitChild(Napi::Env env, Napi::Object exports);
 void InitSweep(Napi::Env env, Napi::Object exports);
 void InitTty(Napi::Env env, Napi::Object exports);
 void InitScan(Napi::Env env, Napi::Object exports);
+void InitEndKill(Napi::Env env, Napi::Object exports);
 
 }  // namespace procpin

@@ -31,15 +31,17 @@ Napi::Value PidfdSendSignal(const Napi::CallbackInfo& info) {
 // Returns { pid, uid, code, status } (code and status raw), null when WNOHANG found nothing, or
 // the negative errno.
 Napi::Value Waitid(const Napi::CallbackInfo& info) {
-  int32_t idtype, options;
-  uint32_t id;
-  if (!Int32Arg(info, 0, &idtype) || !Uint32Arg(info, 1, &id) || !Int32Arg(info, 2, &options)) {
+  // id and options as the kernel reads them: an int (P_ALL ignores it, P_PID and P_PGID
+  // answer EINVAL for a negative one) and an unsigned set of bits (__WCLONE is bit 31).
+  int32_t idtype;
+  uint32_t id, options;
+  if (!Int32Arg(info, 0, &idtype) || !Uint32Arg(info, 1, &id) || !Uint32Arg(info, 2, &options)) {
     return Napi::Value();
   }
   Napi::Env env = info.Env();
   siginfo_t si;
   memset(&si, 0, sizeof si);
-  int r = sys::Waitid(idtype, id, &si, options);
+  int r = sys::WaitidOnce(idtype, id, &si, static_cast<int>(options));
   if (r < 0) return Result(env, r);
   if (si.si_pid == 0) return env.Null();
   Napi::Object o = Napi::Object::New(env);
@@ -55,6 +57,10 @@ Napi::Value CloseRangeImpl(const Napi::CallbackInfo& info, bool loop) {
   if (!Uint32Arg(info, 0, &first) || !Uint32Arg(info, 1, &last) || !Uint32Arg(info, 2, &flags)) {
     return Napi::Value();
   }
+  // CLOSE_RANGE_UNSHARE would give the calling JavaScript thread a descriptor table that
+  // libuv's threads do not share (lib/primitives.ts refuses it first; this keeps the binding
+  // itself from doing it).
+  if (flags & sys::kCloseRangeUnshare) return Result(info.Env(), -EINVAL);
   return Result(info.Env(), loop ? sys::CloseRangeLoop(first, last, flags)
                                  : sys::CloseRange(first, last, flags));
 }
@@ -65,7 +71,7 @@ Napi::Value CloseRangeLoop(const Napi::CallbackInfo& info) { return CloseRangeIm
 Napi::Value Flock(const Napi::CallbackInfo& info) {
   int32_t fd, op;
   if (!Int32Arg(info, 0, &fd) || !Int32Arg(info, 1, &op)) return Napi::Value();
-  return Result(info.Env(), sys::Flock(fd, op));
+  return Result(info.Env(), sys::FlockOnce(fd, op));
 }
 
 Napi::Value SetPdeathsig(const Napi::CallbackInfo& info) {
@@ -122,6 +128,9 @@ Napi::Object Constants(Napi::Env env) {
   set("WCONTINUED", WCONTINUED);
   set("WNOHANG", WNOHANG);
   set("WNOWAIT", WNOWAIT);
+  set("__WNOTHREAD", 0x20000000);
+  set("__WALL", 0x40000000);
+  set("__WCLONE", 0x80000000u);
   set("CLD_EXITED", CLD_EXITED);
   set("CLD_KILLED", CLD_KILLED);
   set("CLD_DUMPED", CLD_DUMPED);
@@ -132,6 +141,8 @@ Napi::Object Constants(Napi::Env env) {
   set("PIDFD_SIGNAL_THREAD", sys::kPidfdSignalThread);
   set("PIDFD_SIGNAL_THREAD_GROUP", sys::kPidfdSignalThreadGroup);
   set("PIDFD_SIGNAL_PROCESS_GROUP", sys::kPidfdSignalProcessGroup);
+  set("PIDFD_SELF_THREAD", sys::kPidfdSelfThread);
+  set("PIDFD_SELF_THREAD_GROUP", sys::kPidfdSelfThreadGroup);
   set("CLOSE_RANGE_UNSHARE", sys::kCloseRangeUnshare);
   set("CLOSE_RANGE_CLOEXEC", sys::kCloseRangeCloexec);
   set("LOCK_SH", LOCK_SH);

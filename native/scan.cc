@@ -159,7 +159,15 @@ int OpenProc() {
   if (injected != 0) return -injected;
   int fd = static_cast<int>(
       syscall(SYS_openat, AT_FDCWD, "/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  return fd < 0 ? -errno : fd;
+  if (fd < 0) return -errno;
+  // A /proc of another pid namespace lists other processes under our numbers: it cannot tell,
+  // so the scan reports it as unreadable (members may exist; the grace runs its course).
+  int ours = sys::ProcIsOurs(fd);
+  if (ours != 1) {
+    close(fd);
+    return ours < 0 ? ours : -EXDEV;
+  }
+  return fd;
 }
 
 int IsMember(pid_t pgid, pid_t pid) {

@@ -47,6 +47,7 @@ struct Shared {
   const Request* req;
   const int* src;  // per child fd: the parent descriptor to install there, or -1 to close it
   int* moved;      // scratch, nstdio entries
+  int devnull;     // the parent's /dev/null descriptor, or -1
   pid_t parent_pid;
   volatile int err;
   volatile int stage;
@@ -114,6 +115,17 @@ PROCPIN_NO_SANITIZE int ChildMain(void* arg) {
     } else if (syscall(SYS_dup3, fd, i, 0) < 0) {
       ChildFail(s, kStageStdio, errno);
     }
+    // A descriptor handed over at 0-2 (not /dev/null) goes to the program in blocking mode, as
+    // libuv does it: programs expect a blocking stdout, and Node made its pipes non-blocking.
+    // The flag lives on the open file description, which the parent shares; libuv clears it
+    // there too, so child_process and procpin leave the parent's descriptor in the same state.
+    if (i <= 2 && fd >= 0 && fd != s->devnull) {
+      long fl = syscall(SYS_fcntl, i, F_GETFL);
+      if (fl < 0) ChildFail(s, kStageNonblock, errno);
+      if ((fl & O_NONBLOCK) && syscall(SYS_fcntl, i, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+        ChildFail(s, kStageNonblock, errno);
+      }
+    }
   }
 
   // 4. Nothing else reaches the program: the moved copies and the parent's other descriptors go.
@@ -141,7 +153,15 @@ PROCPIN_NO_SANITIZE int ChildMain(void* arg) {
   // 6. Working directory.
   if (r.cwd != nullptr && syscall(SYS_chdir, r.cwd) < 0) ChildFail(s, kStageChdir, errno);
 
-  // 7. execve over the candidates, with execvp's rules.
+  // 7. Credentials, by raw system calls: glibc's setuid/setgid would broadcast the change to
+  // every thread of what it believes is its process, which here is the parent's (shared memory).
+  // setgroups(0) drops the supplementary groups (root's included) as libuv does; unprivileged it
+  // fails, which is fine (there is nothing to drop that setgid would not refuse anyway).
+  if (r.uid >= 0 || r.gid >= 0) syscall(SYS_setgroups, 0, nullptr);
+  if (r.gid >= 0 && syscall(SYS_setgid, r.gid) < 0) ChildFail(s, kStageSetgid, errno);
+  if (r.uid >= 0 && syscall(SYS_setuid, r.uid) < 0) ChildFail(s, kStageSetuid, errno);
+
+  // 8. execve over the candidates, with execvp's rules.
   bool eacces = false;
   int last = ENOENT;
   for (size_t k = 0; k < r.ncandidates; ++k) {
@@ -253,18 +273,28 @@ int Spawn(const Request& req, Outcome* out) {
   sh.req = &req;
   sh.src = src.data();
   sh.moved = moved.data();
+  sh.devnull = devnull;
   sh.parent_pid = getpid();
   sh.err = 0;
   sh.stage = kStageNone;
+
+  // Each feature probed once, here in the parent: the child then reads settled answers. Where
+  // pidfds do not work end to end (an old kernel, or a seccomp policy that refuses one of the
+  // calls), the child gets none: the caller falls back to polling and signals by pid.
+  sys::ProbeCloseRange();
+  const bool use_pidfd = sys::PidfdUsable();
 
   // Block every signal in this thread around clone (as glibc's posix_spawn does): the child
   // starts with our handlers and our memory, and must reset the handlers before anything runs.
   uint64_t all = ~0ull, old = 0;
   SetMaskRaw(&all, &old);
   int pidfd = -1;
-  pid_t pid = clone(ChildMain, stack_top, CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD, &sh,
-                    &pidfd);
-  int clone_errno = pid < 0 ? errno : 0;
+  pid_t pid = -1;
+  int clone_errno = ENOSYS;
+  if (use_pidfd) {
+    pid = clone(ChildMain, stack_top, CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD, &sh, &pidfd);
+    clone_errno = pid < 0 ? errno : 0;
+  }
   if (pid < 0 && (clone_errno == EINVAL || clone_errno == ENOSYS || clone_errno == EPERM)) {
     // A kernel (or a seccomp policy) that refuses CLONE_PIDFD: the same without it, and
     // pidfd_open below. Safe: nobody but us can reap the child, so its pid stays its own.
@@ -297,7 +327,7 @@ int Spawn(const Request& req, Outcome* out) {
     return -e;
   }
 
-  if (pidfd < 0) {
+  if (pidfd < 0 && use_pidfd) {
     int fd = sys::PidfdOpen(pid, 0);
     pidfd = fd >= 0 ? fd : -1;
   }

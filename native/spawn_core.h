@@ -25,6 +25,9 @@ enum Stage : int {
   kStageSignals,    // dispositions and mask
   kStageChdir,
   kStageExecve,
+  kStageSetgid,     // options.gid
+  kStageSetuid,     // options.uid
+  kStageNonblock,   // clearing O_NONBLOCK on an inherited 0-2
 };
 
 enum ProcessGroup : int { kGroupNew = 0, kGroupSession = 1, kGroupInherit = 2 };
@@ -58,6 +61,10 @@ struct Request {
   bool close_fds = true;        // close every descriptor above the stdio ones
   const int* stdio = nullptr;   // per child fd: a StdioKind or a parent descriptor
   int nstdio = 0;
+  // Credentials set in the child after chdir, as libuv orders them: setgroups(0) (best effort:
+  // it fails unprivileged), setgid, setuid. -1: unchanged.
+  long uid = -1;
+  long gid = -1;
 };
 
 struct Outcome {

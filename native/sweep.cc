@@ -36,6 +36,45 @@ bool StringArg(const Napi::CallbackInfo& info, size_t i, std::string* out) {
   return true;
 }
 
+// Whether `s` is well-formed UTF-8 (no overlong forms, no surrogates, nothing above U+10FFFF):
+// exactly the byte strings that a JavaScript string gives back unchanged.
+bool IsUtf8(const std::string& s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  size_t n = s.size();
+  for (size_t i = 0; i < n;) {
+    unsigned c = p[i];
+    size_t len;
+    unsigned min;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if ((c & 0xe0) == 0xc0) {
+      len = 2, min = 0x80, c &= 0x1f;
+    } else if ((c & 0xf0) == 0xe0) {
+      len = 3, min = 0x800, c &= 0x0f;
+    } else if ((c & 0xf8) == 0xf0) {
+      len = 4, min = 0x10000, c &= 0x07;
+    } else {
+      return false;
+    }
+    if (i + len > n) return false;
+    for (size_t k = 1; k < len; ++k) {
+      if ((p[i + k] & 0xc0) != 0x80) return false;
+      c = (c << 6) | (p[i + k] & 0x3f);
+    }
+    if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff)) return false;
+    i += len;
+  }
+  return true;
+}
+
+// A name as JavaScript gets it: a string when that is exact, else a Buffer of its very bytes
+// (a name that is not UTF-8 would come out with U+FFFD in place of its bytes).
+Napi::Value Name(Napi::Env env, const std::string& name) {
+  if (IsUtf8(name)) return Napi::String::New(env, name);
+  return Napi::Buffer<char>::Copy(env, name.data(), name.size());
+}
+
 class SweepWorker : public Napi::AsyncWorker {
  public:
   SweepWorker(Napi::Env env, std::string dir, sweep::Options opts)
@@ -48,7 +87,7 @@ class SweepWorker : public Napi::AsyncWorker {
 
   void Execute() override { sweep::SweepDirectory(dir_.c_str(), opts_, &report_); }
 
-  // { errno, syscall, names: string[], pids: Int32Array, outcomes: Uint8Array,
+  // { errno, syscall, names: (string | Buffer)[], pids: Int32Array, outcomes: Uint8Array,
   //   errnos: Int32Array, syscalls: (string | undefined)[] }
   void OnOK() override {
     Napi::Env env = Env();
@@ -62,9 +101,14 @@ class SweepWorker : public Napi::AsyncWorker {
     Napi::Uint8Array outcomes = Napi::Uint8Array::New(env, n);
     Napi::Int32Array errnos = Napi::Int32Array::New(env, n);
     Napi::Array syscalls = Napi::Array::New(env);
+    // A terminating environment (a Worker's terminate()) makes any call fail: nothing is
+    // dereferenced that a failed call left empty, and nothing is left to resolve then.
+    if (n > 0 && (pids.Data() == nullptr || outcomes.Data() == nullptr || errnos.Data() == nullptr)) {
+      return;
+    }
     for (size_t i = 0; i < n; ++i) {
       const sweep::Entry& e = report_.entries[i];
-      names.Set(static_cast<uint32_t>(i), Napi::String::New(env, e.name));
+      names.Set(static_cast<uint32_t>(i), Name(env, e.name));
       pids[i] = e.pid;
       outcomes[i] = static_cast<uint8_t>(e.outcome);
       errnos[i] = -e.err;

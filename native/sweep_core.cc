@@ -12,6 +12,7 @@
 // A directory's contents are removed through the locked descriptor itself, so renaming the
 // directory or replacing its name by a symlink cannot steer the removal anywhere else.
 #include "sweep_core.h"
+#include "sys.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -143,9 +144,13 @@ int ReadDir(int fd, DirBuf* buf, Fn fn) {
 
 // Is `pid` a live process here? kill(pid, 0): ESRCH is dead, EPERM a live process of another
 // user (live: deleting under a stranger is worse than one stale name). Success can still be a
-// zombie, which is dead: its state in /proc/PID/stat says so. When /proc cannot tell, live.
+// zombie, which is dead: the kernel says so through a pidfd (readable once exited), or else its
+// state in /proc/PID/stat. `procfd` is -1 when /proc is missing or another pid namespace's: its
+// entries then name other processes, and only the kernel is asked. When nothing can tell, live.
 bool PidAlive(int procfd, int32_t pid) {
   if (kill(pid, 0) != 0) return errno != ESRCH;
+  int exited = sys::ExitedByKernel(pid);
+  if (exited >= 0) return exited == 0;
   if (procfd < 0) return true;
   char path[32];
   snprintf(path, sizeof path, "%d/stat", pid);
@@ -199,9 +204,6 @@ int ProbeSocket(int pathfd, const char** syscall_name) {
   return -EPROTOTYPE;
 }
 
-// Directories nest at most this deep below an entry (one descriptor per level).
-constexpr int kMaxDepth = 128;
-
 struct TreeResult {
   bool mount = false;  // a mount was found inside and left alone
   int err = 0;         // the first error (positive errno)
@@ -214,82 +216,138 @@ struct TreeResult {
   }
 };
 
+// How many levels of a tree keep their directory open while the walk is below them. Deeper
+// ancestors are closed and reopened through ".." on the way back up (checked to be the same
+// directory), so a tree of any depth costs a bounded number of descriptors.
+constexpr size_t kOpenLevels = 32;
+
 // Removes (or, with `dry`, only walks) everything inside the directory open as `fd`, whose
-// device is `dev`. Never follows a symlink (a symlink is unlinked, its target untouched: unlinkat
+// device is `dev`, however deep it is: the walk keeps its own stack (never recursion on the
+// native stack). Never follows a symlink (a symlink is unlinked, its target untouched: unlinkat
 // acts on the link itself) and never descends into another mount: a subdirectory is opened
 // O_NOFOLLOW|O_DIRECTORY relative to its parent's descriptor and must be on `dev` and not a mount
 // root. Keeps going past trouble; the first error is recorded.
-void RemoveTree(int fd, dev_t dev, int depth, bool dry, TreeResult* res) {
-  if (depth > kMaxDepth) {
-    res->Fail(ELOOP, "openat");
-    return;
-  }
+void RemoveTree(int fd, dev_t dev, bool dry, TreeResult* res) {
   struct Child {
     std::string name;
     unsigned char type;
   };
-  std::vector<Child> children;
-  DirBuf buf;
-  int r = ReadDir(fd, &buf, [&](const char* nm, unsigned char type) {
-    children.push_back(Child{nm, type});
-  });
-  if (r < 0) {
-    res->Fail(-r, "getdents64");
+  struct Frame {
+    int fd;               // -1 while closed (a deep walk below it)
+    ino_t ino;            // to know it again when reopened through ".."
+    std::string name;     // its name in the parent frame
+    std::vector<Child> children;
+    size_t next = 0;
+    bool listed = false;
+  };
+  Stat top;
+  if (int r = StatFd(fd, &top); r < 0) {
+    res->Fail(-r, "fstat");
     return;
   }
-  for (const Child& c : children) {
-    const char* nm = c.name.c_str();
-    bool is_dir = c.type == DT_DIR;
-    if (c.type == DT_UNKNOWN) {
-      Stat st;
-      r = StatAt(fd, nm, AT_SYMLINK_NOFOLLOW, &st);
-      if (r == -ENOENT) continue;
+  std::vector<Frame> stack;
+  stack.push_back(Frame{fd, top.ino, std::string(), {}, 0, false});
+  auto close_all = [&] {
+    for (size_t i = 1; i < stack.size(); ++i) {
+      if (stack[i].fd >= 0) close(stack[i].fd);
+    }
+    stack.clear();
+  };
+  while (!stack.empty()) {
+    Frame& f = stack.back();
+    if (!f.listed) {
+      f.listed = true;
+      DirBuf buf;
+      int r = ReadDir(f.fd, &buf, [&](const char* nm, unsigned char type) {
+        f.children.push_back(Child{nm, type});
+      });
       if (r < 0) {
-        res->Fail(-r, "fstatat");
+        res->Fail(-r, "getdents64");
+        f.children.clear();
+      }
+    }
+    if (f.next < f.children.size()) {
+      const Child c = f.children[f.next++];
+      const char* nm = c.name.c_str();
+      bool is_dir = c.type == DT_DIR;
+      if (c.type == DT_UNKNOWN) {
+        Stat st;
+        int r = StatAt(f.fd, nm, AT_SYMLINK_NOFOLLOW, &st);
+        if (r == -ENOENT) continue;
+        if (r < 0) {
+          res->Fail(-r, "fstatat");
+          continue;
+        }
+        is_dir = S_ISDIR(st.mode);
+      }
+      if (!is_dir) {
+        // A non-directory, symlinks included: unlinking removes the name, never a target. (A
+        // file that is a mount point gives EBUSY.)
+        if (!dry && unlinkat(f.fd, nm, 0) != 0 && errno != ENOENT) {
+          if (errno == EBUSY) {
+            res->mount = true;
+          } else {
+            res->Fail(errno, "unlinkat");
+          }
+        }
         continue;
       }
-      is_dir = S_ISDIR(st.mode);
-    }
-    if (!is_dir) {
-      // A non-directory, symlinks included: unlinking removes the name, never a target. (A file
-      // that is a mount point gives EBUSY.)
-      if (!dry && unlinkat(fd, nm, 0) != 0 && errno != ENOENT) {
-        if (errno == EBUSY) {
-          res->mount = true;
-        } else {
-          res->Fail(errno, "unlinkat");
+      int sub = openat(f.fd, nm, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (sub < 0) {
+        int e = errno;
+        if (e == ENOENT) continue;
+        if (e == ENOTDIR || e == ELOOP) {
+          // Not a directory any more (a symlink took its place): remove the name only.
+          if (!dry && unlinkat(f.fd, nm, 0) != 0 && errno != ENOENT) res->Fail(errno, "unlinkat");
+          continue;
+        }
+        res->Fail(e, "openat");
+        continue;
+      }
+      Stat sst;
+      int r = StatFd(sub, &sst);
+      if (r < 0) {
+        res->Fail(-r, "fstat");
+        close(sub);
+        continue;
+      }
+      if (sst.dev != dev || sst.mount_root) {
+        // Another filesystem is mounted here: neither descend nor unmount; keep the mount point.
+        res->mount = true;
+        close(sub);
+        continue;
+      }
+      stack.push_back(Frame{sub, sst.ino, c.name, {}, 0, false});  // `f` is stale from here
+      if (stack.size() > kOpenLevels + 1) {
+        Frame& far = stack[stack.size() - 1 - kOpenLevels];
+        if (far.fd >= 0 && stack.size() - 1 - kOpenLevels > 0) {
+          close(far.fd);
+          far.fd = -1;
         }
       }
       continue;
     }
-    int sub = openat(fd, nm, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (sub < 0) {
-      int e = errno;
-      if (e == ENOENT) continue;
-      if (e == ENOTDIR || e == ELOOP) {
-        // Not a directory any more (a symlink took its place): remove the name only.
-        if (!dry && unlinkat(fd, nm, 0) != 0 && errno != ENOENT) res->Fail(errno, "unlinkat");
-        continue;
+    // Everything inside `f` was handled: remove it from its parent.
+    if (stack.size() == 1) break;  // the caller's own directory
+    Frame done = std::move(stack.back());
+    stack.pop_back();
+    Frame& parent = stack.back();
+    if (parent.fd < 0) {
+      // Back up into a level that was closed: reopen it through "..", and only if it is the
+      // very directory we left (it may have been moved meanwhile).
+      int up = openat(done.fd, "..", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      Stat ust;
+      if (up < 0 || StatFd(up, &ust) < 0 || ust.dev != dev || ust.ino != parent.ino) {
+        res->Fail(up < 0 ? errno : ESTALE, "openat");
+        if (up >= 0) close(up);
+        close(done.fd);
+        close_all();
+        return;
       }
-      res->Fail(e, "openat");
-      continue;
+      parent.fd = up;
     }
-    Stat sst;
-    r = StatFd(sub, &sst);
-    if (r < 0) {
-      res->Fail(-r, "fstat");
-      close(sub);
-      continue;
-    }
-    if (sst.dev != dev || sst.mount_root) {
-      // Another filesystem is mounted here: neither descend nor unmount; keep the mount point.
-      res->mount = true;
-      close(sub);
-      continue;
-    }
-    RemoveTree(sub, dev, depth + 1, dry, res);
-    close(sub);
-    if (!dry && unlinkat(fd, nm, AT_REMOVEDIR) != 0 && errno != ENOENT) {
+    close(done.fd);
+    if (!dry && unlinkat(parent.fd, done.name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT) {
       // ENOTEMPTY after trouble inside was already recorded; EBUSY is a mount point.
       if (errno == EBUSY) {
         res->mount = true;
@@ -298,6 +356,7 @@ void RemoveTree(int fd, dev_t dev, int depth, bool dry, TreeResult* res) {
       }
     }
   }
+  close_all();
 }
 
 struct Context {
@@ -417,7 +476,7 @@ void SweepOne(const Context& ctx, Entry* e) {
     // A dry run walks a directory without removing, to find mounts inside.
     if (is_dir) {
       TreeResult tree;
-      RemoveTree(fd, held.dev, 1, true, &tree);
+      RemoveTree(fd, held.dev, true, &tree);
       close(fd);
       if (tree.mount) return Keep(e, Outcome::kMount);
       if (tree.err != 0) return Fail(e, tree.err, tree.syscall);
@@ -442,7 +501,7 @@ void SweepOne(const Context& ctx, Entry* e) {
     // 7. The contents, through the locked descriptor: wherever its name now points, this removes
     // only what is inside the inode we checked.
     TreeResult tree;
-    RemoveTree(fd, held.dev, 1, false, &tree);
+    RemoveTree(fd, held.dev, false, &tree);
     if (tree.mount) {
       close(fd);
       return Keep(e, Outcome::kMount);
@@ -526,6 +585,10 @@ void SweepDirectory(const char* dir, const Options& opts, Report* report) {
   }
 
   ctx.procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (ctx.procfd >= 0 && sys::ProcIsOurs(ctx.procfd) != 1) {
+    close(ctx.procfd);  // another namespace's /proc: liveness from the kernel only
+    ctx.procfd = -1;
+  }
   for (Entry& e : report->entries) SweepOne(ctx, &e);
   if (ctx.procfd >= 0) close(ctx.procfd);
   close(ctx.dirfd);
@@ -561,7 +624,7 @@ int RemoveHeld(const char* dir, const char* name, int held_fd, const char** sysc
       return -errno;
     }
     TreeResult tree;
-    RemoveTree(fd, held.dev, 1, false, &tree);
+    RemoveTree(fd, held.dev, false, &tree);
     close(fd);
     if (tree.mount) {
       close(dirfd);

@@ -3,10 +3,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <poll.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -77,6 +79,12 @@ int Waitid(int idtype, unsigned id, siginfo_t* info, int options) {
   return Ret(r);
 }
 
+int WaitidOnce(int idtype, unsigned id, siginfo_t* info, int options) {
+  info->si_pid = 0;
+  info->si_signo = 0;
+  return Ret(syscall(SYS_waitid, idtype, id, info, options, nullptr));
+}
+
 PROCPIN_NO_SANITIZE int CloseRangeLoop(unsigned first, unsigned last, unsigned flags) {
   if (first > last || (flags & ~(kCloseRangeUnshare | kCloseRangeCloexec))) return -EINVAL;
   if (flags & kCloseRangeUnshare) {
@@ -115,26 +123,38 @@ PROCPIN_NO_SANITIZE int CloseRangeLoop(unsigned first, unsigned last, unsigned f
   return 0;
 }
 
-PROCPIN_NO_SANITIZE int CloseRange(unsigned first, unsigned last, unsigned flags) {
-  long r = syscall(SYS_close_range, first, last, flags);
-  if (r == 0) return 0;
-  int e = errno;
-  if (e == ENOSYS) return CloseRangeLoop(first, last, flags);
-  // 5.9 and 5.10 have close_range but not CLOSE_RANGE_CLOEXEC (5.11): a valid request that
-  // this kernel rejects only for that flag gets the loop too.
-  if (e == EINVAL && (flags & kCloseRangeCloexec) && first <= last &&
-      !(flags & ~(kCloseRangeUnshare | kCloseRangeCloexec))) {
-    return CloseRangeLoop(first, last, flags);
+namespace {
+
+// close_range's state: 0 not probed, 1 the syscall with every flag, 2 the syscall without
+// CLOSE_RANGE_CLOEXEC (5.9, 5.10), 3 none (before 5.9, or a seccomp policy refuses it).
+std::atomic<int> g_close_range{0};
+
+// The probe: a range that holds no descriptor (the top number cannot be open) closes nothing.
+// It fails with ENOSYS on an old kernel and with EPERM (or anything else a policy chose) under
+// a seccomp filter; CLOSE_RANGE_CLOEXEC alone fails with EINVAL on 5.9 and 5.10. Raw syscalls
+// only: a CLONE_VM child may run it (it shares the cache with the suspended parent).
+PROCPIN_NO_SANITIZE int CloseRangeState() {
+  int c = g_close_range.load(std::memory_order_relaxed);
+  if (c) return c;
+  if (syscall(SYS_close_range, ~0u, ~0u, 0) != 0) {
+    c = 3;
+  } else {
+    c = syscall(SYS_close_range, ~0u, ~0u, kCloseRangeCloexec) == 0 ? 1 : 2;
   }
-  return -e;
+  g_close_range.store(c, std::memory_order_relaxed);
+  return c;
 }
 
-int Flock(int fd, int op) {
-  long r;
-  do {
-    r = flock(fd, op);
-  } while (r < 0 && errno == EINTR);
-  return Ret(r);
+}  // namespace
+
+void ProbeCloseRange() { CloseRangeState(); }
+
+PROCPIN_NO_SANITIZE int CloseRange(unsigned first, unsigned last, unsigned flags) {
+  int state = CloseRangeState();
+  if (state == 3 || (state == 2 && (flags & kCloseRangeCloexec))) {
+    return CloseRangeLoop(first, last, flags);
+  }
+  return Ret(syscall(SYS_close_range, first, last, flags));
 }
 
 int FlockOnce(int fd, int op) { return Ret(flock(fd, op)); }
@@ -161,19 +181,82 @@ int SigchldIgnored() {
   return (old.sa_handler == SIG_IGN || (old.sa_flags & SA_NOCLDWAIT)) ? 1 : 0;
 }
 
-bool HasPidfdGroupSignal() {
-  // 0 unknown, 1 yes, 2 no. Probe with signal 0 on our own pidfd: EINVAL means the flag is
-  // unknown to this kernel; anything else (0, ESRCH, EPERM) means it was understood.
+bool PidfdUsable() {
+  // 0 unknown, 1 yes, 2 no. The probe, on a pidfd of our own process: pidfd_open works;
+  // waitid(P_PIDFD) answers ECHILD (we are not our own child; EINVAL before 5.4, when P_PIDFD
+  // is unknown); pidfd_send_signal with signal 0 answers 0. Any other answer means no: ENOSYS
+  // on an old kernel, EPERM (or ENOSYS) from a seccomp policy that does not know the call.
+  // Running out of descriptors (EMFILE, ENFILE) or memory says nothing about the kernel: then
+  // the answer is "no" for this call only, and the next one probes again.
   static std::atomic<int> cached{0};
   int c = cached.load(std::memory_order_relaxed);
   if (c) return c == 1;
   int fd = PidfdOpen(getpid(), 0);
+  if (fd == -EMFILE || fd == -ENFILE || fd == -ENOMEM) return false;
   bool yes = false;
   if (fd >= 0) {
-    int r = PidfdSendSignal(fd, 0, kPidfdSignalProcessGroup);
-    yes = r != -EINVAL && r != -ENOSYS;
+    siginfo_t si;
+    yes = WaitidOnce(kPIdfd, static_cast<unsigned>(fd), &si, WEXITED | WNOHANG) == -ECHILD &&
+          PidfdSendSignal(fd, 0, 0) == 0;
     close(fd);
   }
+  cached.store(yes ? 1 : 2, std::memory_order_relaxed);
+  return yes;
+}
+
+int OpenPidfd(pid_t pid) {
+  if (!PidfdUsable()) return -ENOSYS;
+  return PidfdOpen(pid, 0);
+}
+
+int ProcIsOurs(int procfd) {
+  char buf[32];
+  long n = syscall(SYS_readlinkat, procfd, "self", buf, sizeof buf - 1);
+  if (n < 0) return errno == ENOENT ? 0 : -errno;  // no "self": we are not in its namespace
+  buf[n] = '\0';
+  long v = 0;
+  for (long i = 0; i < n; ++i) {
+    if (buf[i] < '0' || buf[i] > '9') return 0;
+    v = v * 10 + (buf[i] - '0');
+    if (v > 0x7fffffff) return 0;
+  }
+  return v == static_cast<long>(getpid()) ? 1 : 0;
+}
+
+int ExitedByKernel(pid_t pid) {
+  if (pid <= 0) return -EINVAL;
+  if (kill(pid, 0) != 0 && errno == ESRCH) return 1;
+  int fd = OpenPidfd(pid);
+  if (fd == -ESRCH) return 1;
+  if (fd < 0) return -ENOSYS;  // kill(2) said it exists, which a zombie does too
+  struct pollfd p = {fd, POLLIN, 0};
+  int r;
+  do {
+    r = poll(&p, 1, 0);
+  } while (r < 0 && errno == EINTR);
+  int e = errno;
+  close(fd);
+  if (r < 0) return -e;
+  return (p.revents & POLLIN) != 0 ? 1 : 0;
+}
+
+bool HasPidfdGroupSignal() {
+  // 0 unknown, 1 yes, 2 no. Probe with signal 0 on our own pidfd: EINVAL means the flag is
+  // unknown to this kernel (before 6.9); 0 or ESRCH (we lead no group) mean it was understood.
+  // EPERM cannot be the kernel's answer for a signal 0 to ourselves: a seccomp policy that
+  // filters by flag refused it.
+  static std::atomic<int> cached{0};
+  int c = cached.load(std::memory_order_relaxed);
+  if (c) return c == 1;
+  if (!PidfdUsable()) {
+    cached.store(2, std::memory_order_relaxed);
+    return false;
+  }
+  int fd = PidfdOpen(getpid(), 0);
+  if (fd < 0) return false;  // out of descriptors: ask again next time
+  int r = PidfdSendSignal(fd, 0, kPidfdSignalProcessGroup);
+  bool yes = r == 0 || r == -ESRCH;
+  close(fd);
   cached.store(yes ? 1 : 2, std::memory_order_relaxed);
   return yes;
 }

@@ -2,7 +2,9 @@
 // clone3, clone with CLONE_PIDFD, pidfd_send_signal, close_range and EINVAL to waitid(P_PIDFD)
 // (test/oldkernel.mjs). Everything must still hold: exits seen by a WNOHANG|WNOWAIT poll, signals
 // by pid while unreaped, descriptors closed by the loop. The same scenarios run on this kernel
-// too, so that each expectation is seen to depend on the kernel only where it should (pidfd).
+// too, so that each expectation is seen to depend on the kernel only where it should (pidfd),
+// and once more under a container-style policy that answers EPERM instead of ENOSYS: the same
+// fallbacks, each feature probed once.
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn as cpSpawn } from 'node:child_process';
@@ -39,30 +41,35 @@ function runNative() {
   });
 }
 
-async function runOld() {
+async function runOld(errno) {
   const fd = openSync('/dev/null', 'r');
   try {
-    return await runOldKernel(code, { extraStdio: extraStdio(fd), timeout: 120000 });
+    return await runOldKernel(code, { extraStdio: extraStdio(fd), timeout: 120000, errno });
   } finally {
     closeSync(fd);
   }
 }
 
-for (const kind of ['old', 'native']) {
-  describe(kind === 'old' ? 'on an old kernel (seccomp filter)' : 'on this kernel', () => {
+const titles = {
+  old: 'on an old kernel (seccomp filter)',
+  eperm: 'under a seccomp policy that answers EPERM',
+  native: 'on this kernel',
+};
+for (const kind of ['old', 'eperm', 'native']) {
+  describe(titles[kind], () => {
     let results;
     let available = true;
     before(async () => {
-      if (kind === 'old' && !oldKernelAvailable()) {
+      if (kind !== 'native' && !oldKernelAvailable()) {
         available = false;
         if (CI) throw new Error('the old-kernel filter is required under CI');
         return;
       }
-      const r = kind === 'old' ? await runOld() : await runNative();
+      const r = kind === 'native' ? await runNative() : await runOld(kind === 'eperm' ? 'EPERM' : 'ENOSYS');
       assert.equal(r.code, 0, r.stderr);
       results = JSON.parse(r.stdout.trim().split('\n').pop());
     });
-    const old = kind === 'old';
+    const old = kind !== 'native';
     const value = (t, name) => {
       if (!need(t, available, 'cc and seccomp for the old-kernel filter')) return undefined;
       const r = results[name];
@@ -74,7 +81,7 @@ for (const kind of ['old', 'native']) {
     test('the filter is in force only where it should be', (t) => {
       const v = value(t, 'kernel');
       if (v === undefined) return;
-      assert.equal(v.pidfdOpen, old ? 'ENOSYS' : 'ok');
+      assert.equal(v.pidfdOpen, { old: 'ENOSYS', eperm: 'EPERM', native: 'ok' }[kind]);
     });
 
     test('exit code, zombie after exited, kill false after exit and after reap, gone after reap', (t) => {
@@ -167,7 +174,7 @@ for (const kind of ['old', 'native']) {
       assert.deepEqual(v, { exitCode: 7, sleeperReaped: true });
     });
 
-    test('openProcess needs pidfd_open: ENOSYS on the old kernel', (t) => {
+    test('openProcess needs pidfd_open: ENOSYS on the old kernel and where a policy refuses it', (t) => {
       const v = value(t, 'openProcess');
       if (v === undefined) return;
       if (old) assert.deepEqual(v, { code: 'ENOSYS', syscall: 'pidfd_open' });

@@ -138,7 +138,7 @@ test('arguments are refused before any syscall: a bad argument wins over a bad d
   assert.throws(() => procpin.pidfdSendSignal(999999, 'SIGTERM', -1), { code: 'ERR_OUT_OF_RANGE' });
   assert.throws(() => procpin.flockSync(999999, 3), { code: 'ERR_INVALID_ARG_VALUE' });
   assert.throws(() => procpin.tryLock(999999, 'x'), { code: 'ERR_INVALID_ARG_VALUE' });
-  assert.throws(() => procpin.waitid(C.P_PIDFD, 999999, -1), { code: 'ERR_OUT_OF_RANGE' });
+  assert.throws(() => procpin.waitid(C.P_PIDFD, 999999, 1.5), { code: 'ERR_OUT_OF_RANGE' });
   // And one that would have an effect: a signal to ourselves with a bad flag value sends nothing.
   const fd = procpin.pidfdOpen(process.pid);
   try {

@@ -185,14 +185,20 @@ test('ESRCH from a group signal forgets the number: no further group signal, no 
   assert.equal(result.killed, false);
 });
 
-test('ESRCH on a signal() call makes it return false and later calls send nothing', async () => {
+test('ESRCH on a signal() call forgets the number: later calls send nothing to the group, only to the running leader through its pidfd', async () => {
   const h = harness({ send: () => 'ESRCH' });
-  assert.equal(h.group.signal(SIGUSR1), false);
-  assert.equal(h.group.signal(SIGUSR1), false);
+  // The group is gone while the leader runs: it left the group (setpgid). It still gets the signal.
+  assert.equal(h.group.signal(SIGUSR1), true);
+  assert.equal(h.group.signal(SIGUSR1), true);
   assert.equal(h.groupSignals().length, 1);
+  assert.deepEqual(h.log.filter((e) => e[0] === 'leader'), [
+    ['leader', SIGUSR1, 'running'],
+    ['leader', SIGUSR1, 'running'],
+  ]);
   h.exitAndWatch();
   await h.group.closed;
   assert.equal(h.groupSignals().length, 1);
+  assert.equal(h.group.signal(SIGUSR1), false, 'released');
 });
 
 test('EPERM from a group signal falls back to signalling the leader through its pidfd and keeps the number', async () => {
@@ -455,12 +461,12 @@ test('the phases are published in order with the pid, the signals and growing ti
   assert.deepEqual([...ms].sort((a, b) => a - b), ms);
 });
 
-test('a leader that can no longer be waited for is never signalled: the number is forgotten', async () => {
+test('a leader that can no longer be waited for is never signalled: the number is forgotten, and closed rejects with the loss', async () => {
   const h = harness({ lookThrows: true });
-  const result = await h.group.stop();
+  await assert.rejects(h.group.stop(), { code: 'ECHILD' });
   assert.equal(h.groupSignals().length, 0);
+  assert.equal(h.log.filter((e) => e[0] === 'leader').length, 0);
   assert.equal(h.group.state, 'released');
-  assert.equal(result.stoppedWhileRunning, false);
 });
 
 test('a failed reap still releases the group with the exit read before', async () => {

@@ -11,6 +11,10 @@
 // plus `extraStdio`: child_process stdio entries for the node process's descriptors 3 and up
 // (e.g. to hand it an inherited descriptor without close-on-exec at fd 100).
 //
+// With PROCPIN_OLDKERNEL_ERRNO=EPERM in this process's environment (or `errno: 'EPERM'` in the
+// options) the filter answers EPERM wherever it would answer ENOSYS: a container runtime's
+// default seccomp profile. `oldKernelErrno` is the code the tests expect from the missing calls.
+//
 // The filter program is compiled with `cc` into test/.tmp/ on first use. oldKernelAvailable()
 // says whether that worked; tests should `need(t, oldKernelAvailable(), 'cc and seccomp')`.
 import { spawnSync } from 'node:child_process';
@@ -59,9 +63,16 @@ export function oldKernelAvailable() {
   return oldKernelBinary() !== null;
 }
 
+/** What the filter answers for a missing call: 'ENOSYS' (an old kernel) or 'EPERM' (a container policy). */
+export const oldKernelErrno = process.env.PROCPIN_OLDKERNEL_ERRNO === 'EPERM' ? 'EPERM' : 'ENOSYS';
+
 /** Runs a node ES module (code string) under the filter: resolves with { code, signal, stdout, stderr }. */
-export function runOldKernel(code, { args = [], ...options } = {}) {
+export function runOldKernel(code, { args = [], errno = oldKernelErrno, env = {}, ...options } = {}) {
   const bin = oldKernelBinary();
   if (!bin) return Promise.reject(new Error(`oldkernel unavailable: ${compileC.lastError}`));
-  return runCmd(bin, [process.execPath, '--input-type=module', '-e', code, ...args], { timeout: 30000, ...options });
+  return runCmd(bin, [process.execPath, '--input-type=module', '-e', code, ...args], {
+    timeout: 30000,
+    ...options,
+    env: { ...env, PROCPIN_OLDKERNEL_ERRNO: errno },
+  });
 }

@@ -85,6 +85,23 @@ function suite(label, env, old = false) {
       assertNoStrangerSignalled(ab);
       assert.deepEqual(ab.returned, [false]);
 
+      const lostChild = out['foreign-reap-child'];
+      assertNoStrangerSignalled(lostChild);
+      const lost = 'ERR_PROCPIN_CHILD_LOST';
+      assert.deepEqual(lostChild.returned, [false, false, false, lost, lost, lost], 'a foreign reap is reported as lost');
+
+      const reused = out['foreign-reap-group-reused'];
+      assertNoStrangerSignalled(reused);
+      assert.deepEqual(reused.returned, [false, false, lost, false]);
+
+      const member = out['foreign-reap-group-member'];
+      assertNoStrangerSignalled(member);
+      assert.equal(member.closed, lost, 'closed rejects with the loss, never a normal-looking result');
+      assert.deepEqual(member.returned, [false, lost]);
+      // Through the leader's pidfd (Linux 6.9+) the members still die; by number nothing is sent.
+      const viaPidfd = !old && env.PROCPIN_NO_PIDFD_GROUP !== '1' && procpin.groupSignalsUsePidfd();
+      assert.equal(member.memberKilled, viaPidfd, 'members of a lost leader killed only through its pidfd');
+
       const wrap = out['natural-wrap'];
       assertNoStrangerSignalled(wrap);
       assert.deepEqual(wrap.returned, [false, false, false]);

@@ -34,6 +34,15 @@ export function loadProcpin() {
   }
 }
 
+/** procpin/child_process (next to the entry), or null when this build has none. */
+export function loadAdapter() {
+  try {
+    return require(join(entry, '..', 'child_process.js'));
+  } catch {
+    return null;
+  }
+}
+
 /** What of SPEC the built package offers (each contender checks before it runs). */
 export function features(pp) {
   return {

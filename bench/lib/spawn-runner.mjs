@@ -4,7 +4,7 @@
 import * as cp from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { LineProcess, interleave, nowMs, replyMs } from './harness.mjs';
-import { features, loadProcpin } from './procpin.mjs';
+import { features, loadAdapter, loadProcpin } from './procpin.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -67,6 +67,22 @@ if (has.spawn) {
       c.close?.();
       return ms;
     },
+  });
+}
+
+// procpin/child_process: the drop-in, spawn to 'close' (the group cleaned and the leader reaped),
+// against child_process.spawn to 'exit'.
+const adapter = loadAdapter();
+if (adapter) {
+  contenders.splice(1, 0, {
+    name: 'procpin/child_process.spawn',
+    run: () =>
+      new Promise((resolve, reject) => {
+        const t0 = nowMs();
+        const c = adapter.spawn(file, [], { stdio: 'ignore' });
+        c.once('error', reject);
+        c.once('close', () => resolve(nowMs() - t0));
+      }),
   });
 }
 

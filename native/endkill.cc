@@ -1,0 +1,223 @@
+// The supervisor's last words: see endkill.h. The hooks that read the table:
+// - atexit: process.exit() from anywhere (another library's 'exit' listener included),
+//   process.reallyExit, an uncaught exception, the end of the event loop; Node ends each with
+//   exit(3), which runs them;
+// - SIGABRT: abort(), a fatal V8 error, out-of-memory. The handler kills, then chains the
+//   handler that was there before, or restores the default action and raises again, so that
+//   the process still ends by SIGABRT;
+// - the environment's cleanup (child.cc's Teardown calls KillOwner): a Worker that ends,
+//   terminate() included, kills its own entries only;
+// - lib/group.ts's listeners for SIGINT, SIGTERM, SIGHUP and SIGQUIT call KillAll when the
+//   application has no listener of its own, then re-raise.
+#include "endkill.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+
+#include "glue.h"
+#include "sys.h"
+
+namespace procpin::endkill {
+
+namespace {
+
+enum Kind : int { kFree = 0, kClaimed = 1, kLeader = 2, kCgroupKill = 3 };
+enum Flags : int { kPidfdGroup = 1, kByNumber = 2 };
+
+struct Entry {
+  std::atomic<int> kind{kFree};
+  std::atomic<int> fd{-1};
+  std::atomic<int> pid{0};
+  std::atomic<int> flags{0};
+  std::atomic<uintptr_t> owner{0};
+};
+
+constexpr int kSlots = 16384;
+Entry g_table[kSlots];
+std::atomic<int> g_high{0};  // no slot at or above this was ever used
+std::atomic<int> g_count{0};
+std::atomic<bool> g_hooked{false};
+struct sigaction g_old_abort;
+
+// Whether the leader is still waitable (running, or a zombie that nobody reaped): only then
+// does its number still name its group. Raw syscalls only.
+bool Unreaped(int fd, pid_t pid) {
+  siginfo_t si;
+  if (fd >= 0) {
+    si.si_pid = 0;
+    long r = syscall(SYS_waitid, sys::kPIdfd, fd, &si, WEXITED | WNOHANG | WNOWAIT, nullptr);
+    if (r == 0) return true;
+    if (errno != EINVAL && errno != ENOSYS && errno != EPERM) return false;  // ECHILD: lost
+  }
+  si.si_pid = 0;
+  return pid > 0 && syscall(SYS_waitid, P_PID, pid, &si, WEXITED | WNOHANG | WNOWAIT, nullptr) == 0;
+}
+
+void KillEntry(Entry& e) {
+  int kind = e.kind.load(std::memory_order_acquire);
+  int fd = e.fd.load(std::memory_order_relaxed);
+  if (kind == kCgroupKill) {
+    if (fd >= 0) {
+      ssize_t w = write(fd, "1", 1);
+      (void)w;
+    }
+    return;
+  }
+  if (kind != kLeader) return;
+  pid_t pid = e.pid.load(std::memory_order_relaxed);
+  int flags = e.flags.load(std::memory_order_relaxed);
+  bool group_done = false;
+  if (fd >= 0 && (flags & kPidfdGroup)) {
+    long r = syscall(SYS_pidfd_send_signal, fd, SIGKILL, nullptr, sys::kPidfdSignalProcessGroup);
+    group_done = r == 0 || errno == ESRCH;
+  }
+  bool by_number = (flags & kByNumber) && Unreaped(fd, pid);
+  if (!group_done && by_number) kill(-pid, SIGKILL);
+  // The leader itself, also when it left its group.
+  if (fd >= 0) {
+    syscall(SYS_pidfd_send_signal, fd, SIGKILL, nullptr, 0);
+  } else if (by_number) {
+    kill(pid, SIGKILL);
+  }
+}
+
+void OnAbort(int sig, siginfo_t* info, void* ctx) {
+  int saved = errno;
+  KillAll();
+  errno = saved;
+  const struct sigaction& old = g_old_abort;
+  if ((old.sa_flags & SA_SIGINFO) && old.sa_sigaction != nullptr) {
+    old.sa_sigaction(sig, info, ctx);
+    return;
+  }
+  if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN) {
+    old.sa_handler(sig);
+    return;
+  }
+  // Put the old disposition back and raise again: SIGABRT is blocked in this handler, so it
+  // is delivered as the handler returns. (Ignored, abort() itself then resets and raises.)
+  sigaction(SIGABRT, &old, nullptr);
+  if (old.sa_handler == SIG_DFL) raise(SIGABRT);
+}
+
+void InstallHooks() {
+  bool expected = false;
+  if (!g_hooked.compare_exchange_strong(expected, true)) return;
+  atexit([] { KillAll(); });
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = OnAbort;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGABRT, &sa, &g_old_abort);
+}
+
+int Claim(uintptr_t owner, int kind, int fd, pid_t pid, int flags) {
+  InstallHooks();
+  for (int i = 0; i < kSlots; ++i) {
+    int expected = kFree;
+    if (!g_table[i].kind.compare_exchange_strong(expected, kClaimed)) continue;
+    Entry& e = g_table[i];
+    e.fd.store(fd, std::memory_order_relaxed);
+    e.pid.store(pid, std::memory_order_relaxed);
+    e.flags.store(flags, std::memory_order_relaxed);
+    e.owner.store(owner, std::memory_order_relaxed);
+    e.kind.store(kind, std::memory_order_release);
+    int high = g_high.load();
+    while (high <= i && !g_high.compare_exchange_weak(high, i + 1)) {
+    }
+    g_count.fetch_add(1);
+    return i;
+  }
+  return -1;
+}
+
+}  // namespace
+
+int AddLeader(uintptr_t owner, int pidfd, pid_t pid, bool pidfd_group, bool by_number) {
+  return Claim(owner, kLeader, pidfd, pid, (pidfd_group ? kPidfdGroup : 0) | (by_number ? kByNumber : 0));
+}
+
+int AddCgroupKill(uintptr_t owner, int fd) { return Claim(owner, kCgroupKill, fd, 0, 0); }
+
+void ForgetNumber(int slot) {
+  if (slot < 0 || slot >= kSlots) return;
+  g_table[slot].flags.fetch_and(~kByNumber);
+}
+
+void Remove(int slot) {
+  if (slot < 0 || slot >= kSlots) return;
+  Entry& e = g_table[slot];
+  e.flags.store(0, std::memory_order_relaxed);
+  e.fd.store(-1, std::memory_order_relaxed);
+  if (e.kind.exchange(kFree) > kClaimed) g_count.fetch_sub(1);
+}
+
+void KillOwner(uintptr_t owner) {
+  int high = g_high.load();
+  for (int i = 0; i < high; ++i) {
+    if (g_table[i].kind.load(std::memory_order_acquire) <= kClaimed) continue;
+    if (g_table[i].owner.load(std::memory_order_relaxed) == owner) KillEntry(g_table[i]);
+  }
+}
+
+void KillAll() {
+  int high = g_high.load();
+  for (int i = 0; i < high; ++i) KillEntry(g_table[i]);
+}
+
+int Count() { return g_count.load(); }
+
+namespace {
+
+uintptr_t Owner(Napi::Env env) { return reinterpret_cast<uintptr_t>(GetAddonData(env)); }
+
+// endKillAll(): SIGKILL to everything in the table, now (the process is about to end).
+Napi::Value EndKillAll(const Napi::CallbackInfo& info) {
+  KillAll();
+  return info.Env().Undefined();
+}
+
+Napi::Value EndKillCount(const Napi::CallbackInfo& info) {
+  return Napi::Number::New(info.Env(), Count());
+}
+
+// endKillCgroup(fd) -> slot | -ENOSPC: write "1" to fd (a cgroup.kill) when this environment
+// or the process ends. The caller keeps the descriptor and removes the slot before closing it.
+Napi::Value EndKillCgroup(const Napi::CallbackInfo& info) {
+  int32_t fd;
+  if (!Int32Arg(info, 0, &fd)) return Napi::Value();
+  if (fd < 0) return Result(info.Env(), -EBADF);
+  int slot = AddCgroupKill(Owner(info.Env()), fd);
+  return Result(info.Env(), slot < 0 ? -ENOSPC : slot);
+}
+
+Napi::Value EndKillRemove(const Napi::CallbackInfo& info) {
+  int32_t slot;
+  if (!Int32Arg(info, 0, &slot)) return Napi::Value();
+  Remove(slot);
+  return info.Env().Undefined();
+}
+
+}  // namespace
+
+}  // namespace procpin::endkill
+
+namespace procpin {
+
+void InitEndKill(Napi::Env env, Napi::Object exports) {
+  using namespace endkill;
+  exports.Set("endKillAll", Napi::Function::New(env, EndKillAll, "endKillAll"));
+  exports.Set("endKillCount", Napi::Function::New(env, EndKillCount, "endKillCount"));
+  exports.Set("endKillCgroup", Napi::Function::New(env, EndKillCgroup, "endKillCgroup"));
+  exports.Set("endKillRemove", Napi::Function::New(env, EndKillRemove, "endKillRemove"));
+}
+
+}  // namespace procpin
