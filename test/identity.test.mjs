@@ -38,9 +38,13 @@ test("a child reaped by another library's waitpid(-1) thread is lost: exited, po
     const codes = [];
     for (const f of [() => c.poll(), () => c.reap()]) { try { f(); codes.push('none'); } catch (e) { codes.push(e.code); } }
     const killed = c.kill('SIGTERM');
-    const g = p.spawnGroup('sh', ['-c', 'sleep 1000 & echo $!; exit 0'], { stdio: ['ignore', 'pipe', 'ignore'], grace: 500 });
+    const g = p.spawnGroup('sh', ['-c', 'sleep 1000 & echo $!; sleep 0.1; exit 0'], { stdio: ['ignore', 'pipe', 'ignore'], grace: 500 });
     let member = '';
     for await (const d of g.leader.stdout) { member += d; break; }
+    // The leader exits 100 ms after the echo, while the loop is held again: the foreign thread,
+    // not procpin, reaps it (procpin reading the exit first would be a normal cleanup).
+    const t1 = Date.now();
+    while (Date.now() - t1 < 400) {}
     const closed = await g.closed.then(() => 'resolved', (e) => e.code);
     const st = (pid) => { try { const s = readFileSync('/proc/' + pid + '/stat', 'utf8'); return s.slice(s.lastIndexOf(')') + 2)[0]; } catch { return null; } };
     const m = Number(member.trim());
