@@ -81,6 +81,7 @@ const lateCalls = {
   removeHeld: (d) => `binding.removeHeld(${JSON.stringify(d)}, 'c-1', 0, false)`,
   // A literal: process.pid is a getter, JavaScript that would notice the termination first.
   scanGroup: () => 'binding.scanGroup(1, 10)',
+  createScanMemory: () => 'binding.createScanMemory()',
   // The defaults again (in the child process only).
   scanTestHook: () => 'binding.scanTestHook(0, false)',
 };
