@@ -63,8 +63,8 @@ inline Napi::Value Result(Napi::Env env, int r) { return Napi::Number::New(env, 
 // V8 notices), every Node-API call that could run JavaScript fails and leaves its out-parameter
 // unwritten. node-addon-api then hands back values that must not be used: a Deferred's promise
 // is an uninitialized napi_value (returned to V8, it crashes the process), and the result of a
-// failed coercion has no env (any method on it is a fatal error). The glue uses the two helpers
-// below instead, which read only values that the call did write.
+// failed coercion or creation has no env (any method on it is a fatal error). The glue uses the
+// helpers below, or raw calls whose status it checks, so that it reads only what a call wrote.
 
 // Argument i as a boolean: true only for `true`. No coercion (that would run JavaScript).
 inline bool BoolArg(const Napi::CallbackInfo& info, size_t i) {
@@ -73,8 +73,19 @@ inline bool BoolArg(const Napi::CallbackInfo& info, size_t i) {
   return napi_get_value_bool(info.Env(), info[i], &b) == napi_ok && b;
 }
 
+// What a binding returns when it could not make `what` (a call failed, its result unwritten):
+// the pending exception, or else an Error (which a stopping environment swallows: nothing can be
+// thrown there).
+inline Napi::Value CouldNotMake(Napi::Env env, const char* what) {
+  bool pending = false;
+  if (napi_is_exception_pending(env, &pending) == napi_ok && !pending) {
+    Napi::Error::New(env, std::string("could not create ") + what).ThrowAsJavaScriptException();
+  }
+  return Napi::Value();
+}
+
 // A promise and the means to settle it. When it could not be made, ok() is false: the binding
-// returns Deferred::Failed() and queues no work; settling does nothing.
+// returns CouldNotMake(env, "a promise") and queues no work; settling does nothing.
 class Deferred {
  public:
   explicit Deferred(Napi::Env env) : env_(env) {
@@ -90,16 +101,6 @@ class Deferred {
   Napi::Value Promise() const { return ok() ? Napi::Value(env_, promise_) : Napi::Value(); }
   void Resolve(napi_value v) { Settle(v, napi_resolve_deferred); }
   void Reject(napi_value v) { Settle(v, napi_reject_deferred); }
-
-  // What the binding returns when the promise could not be made: the pending exception, or else
-  // an Error (a stopping environment swallows it: nothing can be thrown there).
-  static Napi::Value Failed(Napi::Env env) {
-    bool pending = false;
-    if (napi_is_exception_pending(env, &pending) == napi_ok && !pending) {
-      Napi::Error::New(env, "could not create a promise").ThrowAsJavaScriptException();
-    }
-    return Napi::Value();
-  }
 
  private:
   void Settle(napi_value v, napi_status (*settle)(napi_env, napi_deferred, napi_value)) {

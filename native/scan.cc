@@ -316,11 +316,22 @@ class ScanWorker : public Napi::AsyncWorker {
 };
 
 // createScanMemory() -> the zombie memory of one group's successive scans.
+// Raw calls: node-addon-api's External::New gives an External without env when the creation
+// fails (as it does in a stopping environment), and TypeTag on that is a fatal error.
 Napi::Value CreateScanMemory(const Napi::CallbackInfo& info) {
-  MemoryHandle handle = MemoryHandle::New(info.Env(), new scan::ZombieMemory(),
-                                          [](Napi::Env, scan::ZombieMemory* m) { delete m; });
-  handle.TypeTag(&kMemoryTag);
-  return handle;
+  napi_env env = info.Env();
+  auto* m = new scan::ZombieMemory();
+  napi_value handle = nullptr;
+  auto finalize = [](napi_env, void* data, void*) { delete static_cast<scan::ZombieMemory*>(data); };
+  if (napi_create_external(env, m, finalize, nullptr, &handle) != napi_ok || handle == nullptr) {
+    delete m;
+    return CouldNotMake(info.Env(), "a scan memory");
+  }
+  // From here the external owns the memory (its finalizer frees it).
+  if (napi_type_tag_object(env, handle, &kMemoryTag) != napi_ok) {
+    return CouldNotMake(info.Env(), "a scan memory");
+  }
+  return Napi::Value(env, handle);
 }
 
 // scanGroup(pgid, limit, memory?) -> Promise<[count | -errno, first live member | 0]>
@@ -333,7 +344,7 @@ Napi::Value ScanGroup(const Napi::CallbackInfo& info) {
   auto* w = new ScanWorker(info.Env(), pgid, limit, handle, memory);
   if (!w->ok()) {
     delete w;
-    return Deferred::Failed(info.Env());
+    return CouldNotMake(info.Env(), "a promise");
   }
   Napi::Value p = w->Promise();
   w->Queue();

@@ -153,7 +153,7 @@ Napi::Value SweepDirectory(const Napi::CallbackInfo& info) {
   auto* w = new SweepWorker(info.Env(), std::move(dir), std::move(opts));
   if (!w->ok()) {
     delete w;
-    return Deferred::Failed(info.Env());
+    return CouldNotMake(info.Env(), "a promise");
   }
   Napi::Value p = w->Promise();
   w->Queue();
@@ -222,7 +222,7 @@ Napi::Value RemoveHeld(const Napi::CallbackInfo& info) {
   auto* w = new RemoveWorker(info.Env(), std::move(dir), std::move(name), fd, close_after);
   if (!w->ok()) {
     delete w;
-    return Deferred::Failed(info.Env());
+    return CouldNotMake(info.Env(), "a promise");
   }
   Napi::Value p = w->Promise();
   w->Queue();
@@ -287,7 +287,7 @@ Napi::Value CreateLocked(const Napi::CallbackInfo& info) {
   auto* w = new CreateWorker(info.Env(), std::move(dir), std::move(name), directory, mode);
   if (!w->ok()) {
     delete w;
-    return Deferred::Failed(info.Env());
+    return CouldNotMake(info.Env(), "a promise");
   }
   Napi::Value p = w->Promise();
   w->Queue();
