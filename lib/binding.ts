@@ -4,6 +4,7 @@
  * @internal
  * @module
  */
+import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 
 /** A raw `siginfo_t` as the addon reports it. */
@@ -213,7 +214,17 @@ function load(): NativeBinding {
   const explicit = process.env['PROCPIN_BINDING'];
   if (explicit) return require(path.resolve(explicit)) as NativeBinding;
   const nodeGypBuild = require('node-gyp-build') as (dir: string) => unknown;
-  return nodeGypBuild(path.join(__dirname, '..')) as NativeBinding;
+  // A bundler that inlined this file moved it away from the package, and so from the addon.
+  const dir = typeof __dirname === 'string' ? path.join(__dirname, '..') : '';
+  if (!dir || !existsSync(path.join(dir, 'binding.gyp'))) {
+    const err = new Error(`procpin: its native addon is not beside its JavaScript (${dir || 'an ES module bundle'}): ` +
+      'procpin was bundled. Keep procpin external so it loads from node_modules (esbuild --external:procpin, ' +
+      "webpack externals: { procpin: 'commonjs procpin' }, rollup external: ['procpin']) and ship node_modules/procpin " +
+      'with the bundle.') as Error & { code: string };
+    err.code = 'ERR_PROCPIN_ADDON_NOT_FOUND';
+    throw err;
+  }
+  return nodeGypBuild(dir) as NativeBinding;
 }
 
 /** The loaded addon. */

@@ -371,6 +371,24 @@ function makeCgroup(): { dir: string; rel: string; procs: number } | string {
 
 let cgroupRefused: string | null = null;
 
+// Cgroups of groups not yet released. A supervisor on its way out (process 'exit': no event loop
+// is left) kills each (cgroup.kill) and removes it once cgroup.events says it is empty, waiting
+// a bounded time: what the kernel has not emptied by then is left to a successor's sweep.
+const liveCgroups = new Set<string>();
+let cgroupExitHooked = false;
+const EXIT_EMPTY_WAIT_MS = 1000;
+
+function removeLiveCgroups(): void {
+  const deadline = performance.now() + EXIT_EMPTY_WAIT_MS;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (const dir of liveCgroups) cgroupKill(dir);
+  for (const dir of liveCgroups) {
+    while (cgroupPopulated(dir) === true && performance.now() < deadline) Atomics.wait(pause, 0, 0, 1);
+    if (cgroupPopulated(dir) === false) rmdirTree(dir);
+  }
+  liveCgroups.clear();
+}
+
 function spawnCgroup(
   file: string,
   args: readonly string[],
@@ -403,7 +421,12 @@ function spawnCgroup(
         if (!killed && cgroupPopulated(dir) !== false) cgroupSignal(dir, rel, sig);
         return r === 'ok' || cgroupPopulated(dir) !== false ? 'ok' : r;
       }
-      return cgroupSignal(dir, rel, sig);
+      // The process group too, while its leader is ours: a member whose cgroup was changed (a
+      // root command can write another cgroup's cgroup.procs) is still within its reach.
+      const c = cgroupSignal(dir, rel, sig);
+      const b = base(sig);
+      if (c === 'ok' || b === 'ok') return 'ok';
+      return c === 'EPERM' || b === 'EPERM' ? 'EPERM' : 'ESRCH';
     },
     members() {
       const p = cgroupPopulated(dir);
@@ -411,8 +434,14 @@ function spawnCgroup(
     },
     async release() {
       await removeCgroup(dir, 10_000);
+      liveCgroups.delete(dir);
     },
   };
+  liveCgroups.add(dir);
+  if (!cgroupExitHooked) {
+    cgroupExitHooked = true;
+    process.on('exit', removeLiveCgroups);
+  }
   return { child, holder };
 }
 
@@ -481,13 +510,32 @@ export function spawnContained(
   };
 }
 
+// procpin-init's request for the group's final SIGKILL (SIGRTMAX), and how long it has to answer.
+const KILL_ALL = 64;
+const KILL_ALL_ANSWER_MS = 1000;
+
 function pidnsHolder(child: Child, fallback: string[]): Holder {
+  let backstop: NodeJS.Timeout | null = null;
   return {
     kind: 'pidns',
     fallback,
-    // procpin-init passes it on to every process of the namespace; SIGKILL of it ends them all.
+    // procpin-init passes it on to every process of the namespace. The group's SIGKILL is asked
+    // of it (KILL_ALL): it SIGKILLs the namespace and then reports the command's own status, so a
+    // command that died by killSignal is not reported as SIGKILLed for a member's sake. Should it
+    // not answer (stopped, wedged), it gets the SIGKILL itself; its parent-death signal is the
+    // backstop when the supervisor ends first.
     signal(sig) {
-      return child.kill(sig) ? 'ok' : 'ESRCH';
+      if (sig !== SIGKILL) return child.kill(sig) ? 'ok' : 'ESRCH';
+      if (!child.kill(KILL_ALL)) return 'ESRCH';
+      if (backstop === null) {
+        backstop = setTimeout(() => child.kill(SIGKILL), KILL_ALL_ANSWER_MS);
+        backstop.unref();
+        child.exited.then(
+          () => clearTimeout(backstop ?? undefined),
+          () => clearTimeout(backstop ?? undefined),
+        );
+      }
+      return 'ok';
     },
     // procpin-init exits only once its namespace is empty (its pid 1's exit kills the rest).
     members() {

@@ -2,39 +2,27 @@
 // package (the main build/ that the other tests load is never touched):
 //  - cmake-js builds it with the warnings-as-errors flags, it loads, and the Layer 1 test files
 //    pass against it (PROCPIN_BINDING);
-//  - `npm pack` (prepack: tsc + prebuildify) gives a tarball holding
-//    prebuilds/linux-x64/procpin.glibc.node; it installs offline into an empty project without
-//    compiling anything (no build/ appears: the prebuild is what loads, classic-level's
-//    PREBUILDS_ONLY idea) and loads from both `import` and `require`;
+//  - `npm pack` (prepack: scripts/prebuild.sh + tsc, the tarball pack-helpers.mjs makes once)
+//    gives a tarball holding prebuilds/linux-x64/procpin.glibc.node; it installs into an empty
+//    project on a machine without a compiler (no build/ appears: the prebuild is what loads,
+//    classic-level's PREBUILDS_ONLY idea) and loads from both `import` and `require`;
 //  - node-gyp's compile lines carry -Wall -Wextra -Werror; no built binary needs a glibc symbol
 //    newer than GLIBC_2.28.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { need, root, tmpDir } from './helpers.mjs';
+import { copyPackage as copyInto, packedTarball } from './pack-helpers.mjs';
 
 const run = promisify(execFile);
 const work = tmpDir('procpin-build-');
 test.after(() => work[Symbol.dispose]());
 
-const targets = JSON.parse(readFileSync(join(root, 'binding.gyp'), 'utf8').replace(/#.*$/gm, '')).targets;
-const sources = targets.flatMap((t) => t.sources);
-const addonSources = targets.find((t) => t.target_name === 'procpin').sources;
-const packageFiles = ['package.json', 'binding.gyp', 'CMakeLists.txt', 'tsconfig.json', 'README.md', 'LICENSE', 'native', 'lib', 'bin', 'scripts', 'prebuilds/README.md'];
-
-/** A copy of the package sources in its own directory, sharing node_modules. */
-function copyPackage(name) {
-  const dir = join(work.path, name);
-  mkdirSync(dir);
-  for (const f of packageFiles) {
-    if (existsSync(join(root, f))) cpSync(join(root, f), join(dir, f), { recursive: true });
-  }
-  symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'));
-  return dir;
-}
+const sources = JSON.parse(readFileSync(join(root, 'binding.gyp'), 'utf8').replace(/#.*$/gm, '')).targets.flatMap((t) => t.sources);
+const copyPackage = (name) => copyInto(join(work.path, name));
 
 function sh(cmd, args, opts = {}) {
   return run(cmd, args, { maxBuffer: 64 << 20, timeout: 170000, ...opts });
@@ -64,10 +52,9 @@ function runTests(files, env) {
 
 // Both builds start at once (they take most of the time), each in its own copy.
 const cmakeDir = copyPackage('cmake');
-const packDir = copyPackage('pack');
 const cmakeBuild = sh('npm', ['exec', '--offline', '--', 'cmake-js', 'rebuild', '--out', 'build-cmake',
   '--CDCMAKE_EXPORT_COMPILE_COMMANDS=ON'], { cwd: cmakeDir }).then(() => null, (e) => e);
-const packBuild = sh('npm', ['pack', '--offline', '--silent'], { cwd: packDir }).then((r) => r.stdout.trim().split('\n').pop(), (e) => e);
+const packBuild = packedTarball().then((r) => r, (e) => e);
 
 test('the cmake-js build compiles every source with -Wall -Wextra -Werror and passes the Layer 1 tests', async (t) => {
   const err = await cmakeBuild;
@@ -97,28 +84,30 @@ test('the cmake-js build compiles every source with -Wall -Wextra -Werror and pa
 });
 
 test('node-gyp compile lines carry -Wall -Wextra -Werror, -fstack-protector-strong and -fvisibility=hidden', async () => {
-  // The Makefile node-gyp generated for prebuildify in the pack copy: `make -Bn V=1` prints
-  // every compile command it would run.
-  const tarball = await packBuild;
-  assert.ok(typeof tarball === 'string', String(tarball?.stderr || tarball));
-  const { stdout } = await sh('make', ['-C', join(packDir, 'build'), '-Bn', 'V=1']);
-  const compiles = stdout.split('\n').filter((l) => /^\s*\S*(g\+\+|c\+\+|gcc|cc) -o \S*obj\.target\/procpin\/native\//.test(l));
-  // The addon's own sources (procpin-init, the other target, is C with its own flags: above).
-  assert.equal(compiles.length, addonSources.length, stdout);
+  // The Makefile node-gyp generated for prebuildify's linux-x64 build in the pack copy:
+  // `make -Bn V=1` prints every compile command it would run.
+  const pack = await packBuild;
+  assert.ok(pack.tgz, String(pack?.stderr || pack));
+  const { stdout } = await sh('make', ['-C', join(pack.dir, 'build-prebuild', 'linux-x64', 'build'), '-Bn', 'V=1']);
+  const compiles = stdout.split('\n').filter((l) => /^\s*\S*(g\+\+|c\+\+|gcc|cc) -o \S*obj\.target\/procpin(-init)?\/native\//.test(l));
+  assert.equal(compiles.length, sources.length, stdout);
   for (const line of compiles) {
     const words = line.split(/\s+/);
-    for (const flag of ['-Wall', '-Wextra', '-Werror', '-fstack-protector-strong', '-fvisibility=hidden']) {
+    // procpin-init is an executable of C: the same warnings and hardening, no symbol visibility.
+    const flags = ['-Wall', '-Wextra', '-Werror', '-fstack-protector-strong'];
+    if (!line.includes('procpin-init')) flags.push('-fvisibility=hidden');
+    for (const flag of flags) {
       assert.ok(words.includes(flag), `${flag} missing in: ${line}`);
     }
   }
 });
 
 test('no build of the addon needs a glibc symbol newer than GLIBC_2.28 (objdump -T)', async () => {
-  const tarball = await packBuild;
-  assert.ok(typeof tarball === 'string', String(tarball?.stderr || tarball));
+  const pack = await packBuild;
+  assert.ok(pack.tgz, String(pack?.stderr || pack));
   const binaries = [
     join(root, 'build', 'Release', 'procpin.node'),
-    join(packDir, 'prebuilds', 'linux-x64', 'procpin.glibc.node'),
+    join(pack.dir, 'prebuilds', 'linux-x64', 'procpin.glibc.node'),
   ];
   if (!(await cmakeBuild)) binaries.push(join(cmakeDir, 'build-cmake', 'Release', 'procpin.node'));
   const offending = {};
@@ -126,16 +115,16 @@ test('no build of the addon needs a glibc symbol newer than GLIBC_2.28 (objdump 
     const syms = await glibcSymbols(b);
     assert.ok(syms.length > 0, `${b} has versioned glibc symbols`);
     const newer = newerThan228(syms);
-    const label = b.startsWith(work.path) ? b.slice(work.path.length + 1) : b.slice(root.length + 1);
+    const label = b.startsWith(pack.dir) ? b.slice(pack.dir.length + 1) : b.startsWith(work.path) ? b.slice(work.path.length + 1) : b.slice(root.length + 1);
     if (newer.length) offending[label] = [...new Set(newer)].sort();
   }
   assert.deepEqual(offending, {}, 'symbols above the GLIBC_2.28 floor');
 });
 
-test('npm pack gives a tarball with the prebuild; it installs offline into an empty project and loads from import and require', async () => {
-  const tarball = await packBuild;
-  assert.ok(typeof tarball === 'string', String(tarball?.stderr || tarball));
-  const tgz = join(packDir, tarball);
+test('npm pack gives a tarball with the prebuild; it installs into an empty project with no compiler in reach and loads from import and require', async () => {
+  const pack = await packBuild;
+  assert.ok(pack.tgz, String(pack?.stderr || pack));
+  const tgz = pack.tgz;
   const { stdout: listing } = await sh('tar', ['tzf', tgz]);
   const files = listing.split('\n').filter(Boolean);
   for (const f of ['package/prebuilds/linux-x64/procpin.glibc.node', 'package/dist/index.js', 'package/dist/index.mjs',
@@ -161,7 +150,9 @@ test('npm pack gives a tarball with the prebuild; it installs offline into an em
     const found = await sh('/bin/sh', ['-c', `command -v ${tool} || true`], { env: { PATH: bare } });
     assert.equal(found.stdout.trim(), '', `${tool} is out of reach`);
   }
-  await sh(join(bare, 'npm'), ['install', tgz, '--offline', '--no-audit', '--no-fund'], {
+  // --prefer-offline, not --offline: with an empty npm cache (a fresh machine) the dependencies'
+  // metadata comes from the registry.
+  await sh(join(bare, 'npm'), ['install', tgz, '--prefer-offline', '--no-audit', '--no-fund'], {
     cwd: project,
     env: { ...process.env, PATH: bare, npm_config_nodedir: '' },
   });

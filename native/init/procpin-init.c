@@ -20,6 +20,12 @@
 // namespace (kill(-1)). Signals the kernel itself sends (a terminal's ^C, which reaches the whole
 // foreground process group anyway) are not sent a second time.
 //
+// The group's final SIGKILL is asked for with SIGRTMAX (not sent as SIGKILL to the outer, whose
+// death would then be reported in place of the command's): the inner SIGKILLs every process of
+// the namespace, reaps them all and reports the command's status, which the outer mirrors. The
+// outer's parent-death signal, and procpin's SIGKILL when the outer does not answer, stay the
+// backstop.
+//
 // When the command exits, the inner reaps every orphan; while other processes remain it sends
 // them the group's killSignal (and SIGCONT) and waits up to the grace, then exits, and the kernel
 // kills what is left.
@@ -95,6 +101,7 @@ static void forwarded_set(sigset_t* set) {
   sigemptyset(set);
   for (size_t i = 0; i < NFORWARDED; ++i) sigaddset(set, kForwarded[i]);
   sigaddset(set, SIGCHLD);
+  sigaddset(set, SIGRTMAX);
 }
 
 // The command, in the inner's child: default dispositions (we only blocked), an empty mask, the
@@ -177,7 +184,7 @@ static int inner_main(void* arg) {
 
   sigset_t set;
   forwarded_set(&set);
-  int have_status = 0, status = 0;
+  int have_status = 0, status = 0, killall = 0;
   long deadline = -1;
   for (;;) {
     // Reap everything that exited: the command and any orphan re-parented to us.
@@ -189,7 +196,7 @@ static int inner_main(void* arg) {
           have_status = 1;
           status = st;
           // Whatever else still runs gets killSignal and the grace, then dies with us.
-          deadline = now_ms() + g_grace;
+          if (!killall) deadline = now_ms() + g_grace;
           kill(-1, g_killsig);
           if (g_killsig != SIGKILL && g_killsig != SIGCONT) kill(-1, SIGCONT);
         }
@@ -214,6 +221,15 @@ static int inner_main(void* arg) {
       sig = sigwaitinfo(&set, &si);
     }
     if (sig <= 0 || sig == SIGCHLD) continue;
+    if (sig == SIGRTMAX) {
+      // The group's final SIGKILL: everything else dies now; the reaps above report the
+      // command's status and exit once nothing is left.
+      kill(-1, SIGKILL);
+      deadline = -1;
+      g_killsig = SIGKILL;
+      killall = 1;
+      continue;
+    }
     if (si.si_code != SI_KERNEL) kill(-1, sig);
   }
   // The grace ran out: our exit makes the kernel SIGKILL the rest.
