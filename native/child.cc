@@ -583,7 +583,7 @@ class ChildHandle : public Napi::ObjectWrap<ChildHandle> {
   Napi::Value ArmEndKill(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     ChildState* s = state_;
-    bool pidfd_group = info.Length() > 0 && info[0].ToBoolean().Value();
+    bool pidfd_group = BoolArg(info, 0);
     if (!s || !s->own || s->reaped) return Result(env, -ESRCH);
     if (s->end_slot >= 0) return Result(env, 0);
     s->end_slot = endkill::AddLeader(s->reg->owner, s->pidfd, s->pid, pidfd_group, !s->lost);

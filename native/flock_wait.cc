@@ -290,10 +290,11 @@ void UpdateRef(FlockRegistry* reg) {
 }
 
 void CallBack(napi_env env, napi_ref ref, int result) {
-  napi_value cb, recv, arg, ignored;
+  napi_value cb = nullptr, recv = nullptr, arg = nullptr, ignored = nullptr;
   if (napi_get_reference_value(env, ref, &cb) != napi_ok || cb == nullptr) return;
-  napi_get_global(env, &recv);
-  napi_create_int32(env, result, &arg);
+  if (napi_get_global(env, &recv) != napi_ok || napi_create_int32(env, result, &arg) != napi_ok) {
+    return;
+  }
   // No async context: the callback is the module's own promise plumbing.
   napi_status s = napi_make_callback(env, nullptr, recv, cb, 1, &arg, &ignored);
   if (s == napi_pending_exception) {

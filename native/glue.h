@@ -59,6 +59,63 @@ inline bool Uint32Arg(const Napi::CallbackInfo& info, size_t i, uint32_t* out) {
 
 inline Napi::Value Result(Napi::Env env, int r) { return Napi::Number::New(env, r); }
 
+// While an environment stops (a Worker's terminate() was called, its JavaScript still runs until
+// V8 notices), every Node-API call that could run JavaScript fails and leaves its out-parameter
+// unwritten. node-addon-api then hands back values that must not be used: a Deferred's promise
+// is an uninitialized napi_value (returned to V8, it crashes the process), and the result of a
+// failed coercion or creation has no env (any method on it is a fatal error). The glue uses the
+// helpers below, or raw calls whose status it checks, so that it reads only what a call wrote.
+
+// Argument i as a boolean: true only for `true`. No coercion (that would run JavaScript).
+inline bool BoolArg(const Napi::CallbackInfo& info, size_t i) {
+  if (i >= info.Length()) return false;
+  bool b = false;
+  return napi_get_value_bool(info.Env(), info[i], &b) == napi_ok && b;
+}
+
+// What a binding returns when it could not make `what` (a call failed, its result unwritten):
+// the pending exception, or else an Error (which a stopping environment swallows: nothing can be
+// thrown there).
+inline Napi::Value CouldNotMake(Napi::Env env, const char* what) {
+  bool pending = false;
+  if (napi_is_exception_pending(env, &pending) == napi_ok && !pending) {
+    Napi::Error::New(env, std::string("could not create ") + what).ThrowAsJavaScriptException();
+  }
+  return Napi::Value();
+}
+
+// A promise and the means to settle it. When it could not be made, ok() is false: the binding
+// returns CouldNotMake(env, "a promise") and queues no work; settling does nothing.
+class Deferred {
+ public:
+  explicit Deferred(Napi::Env env) : env_(env) {
+    if (napi_create_promise(env_, &deferred_, &promise_) != napi_ok) {
+      deferred_ = nullptr;
+      promise_ = nullptr;
+    }
+  }
+  Deferred(const Deferred&) = delete;
+  Deferred& operator=(const Deferred&) = delete;
+
+  bool ok() const { return deferred_ != nullptr && promise_ != nullptr; }
+  Napi::Value Promise() const { return ok() ? Napi::Value(env_, promise_) : Napi::Value(); }
+  void Resolve(napi_value v) { Settle(v, napi_resolve_deferred); }
+  void Reject(napi_value v) { Settle(v, napi_reject_deferred); }
+
+ private:
+  void Settle(napi_value v, napi_status (*settle)(napi_env, napi_deferred, napi_value)) {
+    if (deferred_ == nullptr || v == nullptr) return;
+    // Success frees the deferred; after a failure (the environment stops) it goes with the
+    // environment. Either way it is not settled twice.
+    settle(env_, deferred_, v);
+    deferred_ = nullptr;
+  }
+
+  napi_env env_;
+  napi_deferred deferred_ = nullptr;
+  napi_value promise_ = nullptr;
+};
+
 // Registration functions, one per glue file.
 void InitPrimitives(Napi::Env env, Napi::Object exports);
 void InitFlockWait(Napi::Env env, Napi::Object exports);

@@ -287,7 +287,7 @@ class ScanWorker : public Napi::AsyncWorker {
  public:
   ScanWorker(Napi::Env env, pid_t pgid, int limit, MemoryHandle handle, scan::ZombieMemory* memory)
       : Napi::AsyncWorker(env, "procpin:group-scan"),
-        deferred_(Napi::Promise::Deferred::New(env)),
+        deferred_(env),
         pgid_(pgid),
         limit_(limit),
         memory_(memory) {
@@ -298,14 +298,15 @@ class ScanWorker : public Napi::AsyncWorker {
     if (memory_ != nullptr) memory_->busy.store(false);
   }
 
-  Napi::Promise Promise() { return deferred_.Promise(); }
+  bool ok() const { return deferred_.ok(); }
+  Napi::Value Promise() const { return deferred_.Promise(); }
 
  protected:
   void Execute() override { result_ = scan::CountMembers(pgid_, limit_, &first_, memory_); }
   void OnOK() override { deferred_.Resolve(Pair(Env(), result_, first_)); }
 
  private:
-  Napi::Promise::Deferred deferred_;
+  Deferred deferred_;
   pid_t pgid_;
   int limit_;
   scan::ZombieMemory* memory_;
@@ -315,11 +316,22 @@ class ScanWorker : public Napi::AsyncWorker {
 };
 
 // createScanMemory() -> the zombie memory of one group's successive scans.
+// Raw calls: node-addon-api's External::New gives an External without env when the creation
+// fails (as it does in a stopping environment), and TypeTag on that is a fatal error.
 Napi::Value CreateScanMemory(const Napi::CallbackInfo& info) {
-  MemoryHandle handle = MemoryHandle::New(info.Env(), new scan::ZombieMemory(),
-                                          [](Napi::Env, scan::ZombieMemory* m) { delete m; });
-  handle.TypeTag(&kMemoryTag);
-  return handle;
+  napi_env env = info.Env();
+  auto* m = new scan::ZombieMemory();
+  napi_value handle = nullptr;
+  auto finalize = [](napi_env, void* data, void*) { delete static_cast<scan::ZombieMemory*>(data); };
+  if (napi_create_external(env, m, finalize, nullptr, &handle) != napi_ok || handle == nullptr) {
+    delete m;
+    return CouldNotMake(info.Env(), "a scan memory");
+  }
+  // From here the external owns the memory (its finalizer frees it).
+  if (napi_type_tag_object(env, handle, &kMemoryTag) != napi_ok) {
+    return CouldNotMake(info.Env(), "a scan memory");
+  }
+  return Napi::Value(env, handle);
 }
 
 // scanGroup(pgid, limit, memory?) -> Promise<[count | -errno, first live member | 0]>
@@ -330,7 +342,11 @@ Napi::Value ScanGroup(const Napi::CallbackInfo& info) {
   scan::ZombieMemory* memory;
   if (!MemoryArg(info, 2, &handle, &memory)) return Napi::Value();
   auto* w = new ScanWorker(info.Env(), pgid, limit, handle, memory);
-  Napi::Promise p = w->Promise();
+  if (!w->ok()) {
+    delete w;
+    return CouldNotMake(info.Env(), "a promise");
+  }
+  Napi::Value p = w->Promise();
   w->Queue();
   return p;
 }
@@ -363,8 +379,7 @@ Napi::Value ScanTestHook(const Napi::CallbackInfo& info) {
   int32_t e = 0;
   if (info.Length() > 0 && !info[0].IsUndefined() && !Int32Arg(info, 0, &e)) return Napi::Value();
   scan::g_inject.store(e < 0 ? -e : e, std::memory_order_relaxed);
-  scan::g_stat_only.store(info.Length() > 1 && info[1].ToBoolean().Value(),
-                          std::memory_order_relaxed);
+  scan::g_stat_only.store(BoolArg(info, 1), std::memory_order_relaxed);
   return info.Env().Undefined();
 }
 

@@ -79,11 +79,12 @@ class SweepWorker : public Napi::AsyncWorker {
  public:
   SweepWorker(Napi::Env env, std::string dir, sweep::Options opts)
       : Napi::AsyncWorker(env, "procpin:sweep"),
-        deferred_(Napi::Promise::Deferred::New(env)),
+        deferred_(env),
         dir_(std::move(dir)),
         opts_(std::move(opts)) {}
 
-  Napi::Promise Promise() { return deferred_.Promise(); }
+  bool ok() const { return deferred_.ok(); }
+  Napi::Value Promise() const { return deferred_.Promise(); }
 
   void Execute() override { sweep::SweepDirectory(dir_.c_str(), opts_, &report_); }
 
@@ -127,7 +128,7 @@ class SweepWorker : public Napi::AsyncWorker {
   void OnError(const Napi::Error& err) override { deferred_.Reject(err.Value()); }
 
  private:
-  Napi::Promise::Deferred deferred_;
+  Deferred deferred_;
   std::string dir_;
   sweep::Options opts_;
   sweep::Report report_;
@@ -150,7 +151,11 @@ Napi::Value SweepDirectory(const Napi::CallbackInfo& info) {
   opts.dry_run = (flags & kDryRun) != 0;
   opts.authority = (flags & kLockAuthority) != 0 ? sweep::Authority::kLock : sweep::Authority::kPid;
   auto* w = new SweepWorker(info.Env(), std::move(dir), std::move(opts));
-  Napi::Promise p = w->Promise();
+  if (!w->ok()) {
+    delete w;
+    return CouldNotMake(info.Env(), "a promise");
+  }
+  Napi::Value p = w->Promise();
   w->Queue();
   return p;
 }
@@ -159,13 +164,14 @@ class RemoveWorker : public Napi::AsyncWorker {
  public:
   RemoveWorker(Napi::Env env, std::string dir, std::string name, int fd, bool close_after)
       : Napi::AsyncWorker(env, "procpin:sweep"),
-        deferred_(Napi::Promise::Deferred::New(env)),
+        deferred_(env),
         dir_(std::move(dir)),
         name_(std::move(name)),
         fd_(fd),
         close_after_(close_after) {}
 
-  Napi::Promise Promise() { return deferred_.Promise(); }
+  bool ok() const { return deferred_.ok(); }
+  Napi::Value Promise() const { return deferred_.Promise(); }
 
   void Execute() override {
     result_ = sweep::RemoveHeld(dir_.c_str(), name_.c_str(), fd_, &syscall_);
@@ -189,7 +195,7 @@ class RemoveWorker : public Napi::AsyncWorker {
   void OnError(const Napi::Error& err) override { deferred_.Reject(err.Value()); }
 
  private:
-  Napi::Promise::Deferred deferred_;
+  Deferred deferred_;
   std::string dir_, name_;
   int fd_;
   bool close_after_;
@@ -212,9 +218,13 @@ Napi::Value RemoveHeld(const Napi::CallbackInfo& info) {
     Napi::TypeError::New(info.Env(), "bad name or fd").ThrowAsJavaScriptException();
     return Napi::Value();
   }
-  bool close_after = info.Length() > 3 && info[3].ToBoolean().Value();
+  bool close_after = info.Length() > 3 && BoolArg(info, 3);
   auto* w = new RemoveWorker(info.Env(), std::move(dir), std::move(name), fd, close_after);
-  Napi::Promise p = w->Promise();
+  if (!w->ok()) {
+    delete w;
+    return CouldNotMake(info.Env(), "a promise");
+  }
+  Napi::Value p = w->Promise();
   w->Queue();
   return p;
 }
@@ -223,13 +233,14 @@ class CreateWorker : public Napi::AsyncWorker {
  public:
   CreateWorker(Napi::Env env, std::string dir, std::string name, bool directory, uint32_t mode)
       : Napi::AsyncWorker(env, "procpin:claim"),
-        deferred_(Napi::Promise::Deferred::New(env)),
+        deferred_(env),
         dir_(std::move(dir)),
         name_(std::move(name)),
         directory_(directory),
         mode_(mode) {}
 
-  Napi::Promise Promise() { return deferred_.Promise(); }
+  bool ok() const { return deferred_.ok(); }
+  Napi::Value Promise() const { return deferred_.Promise(); }
 
   void Execute() override {
     result_ = sweep::CreateLocked(dir_.c_str(), name_.c_str(), directory_, mode_, &syscall_);
@@ -251,7 +262,7 @@ class CreateWorker : public Napi::AsyncWorker {
   void OnError(const Napi::Error& err) override { deferred_.Reject(err.Value()); }
 
  private:
-  Napi::Promise::Deferred deferred_;
+  Deferred deferred_;
   std::string dir_, name_;
   bool directory_;
   uint32_t mode_;
@@ -272,9 +283,13 @@ Napi::Value CreateLocked(const Napi::CallbackInfo& info) {
     Napi::TypeError::New(info.Env(), "bad name or mode").ThrowAsJavaScriptException();
     return Napi::Value();
   }
-  bool directory = info[2].ToBoolean().Value();
+  bool directory = BoolArg(info, 2);
   auto* w = new CreateWorker(info.Env(), std::move(dir), std::move(name), directory, mode);
-  Napi::Promise p = w->Promise();
+  if (!w->ok()) {
+    delete w;
+    return CouldNotMake(info.Env(), "a promise");
+  }
+  Napi::Value p = w->Promise();
   w->Queue();
   return p;
 }
