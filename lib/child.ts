@@ -17,6 +17,7 @@ import {
   INT32_MAX,
   invalidArgType,
   invalidArgValue,
+  inheritedKeys,
   readOptions,
   validateAbortSignal,
   validateBoolean,
@@ -527,7 +528,8 @@ export function prepareSpawn(
   // is environ there); a Worker's process.env is a copy of its own, so it is copied.
   const env: string[] | null = envOpt === undefined && isMainThread ? null : [];
   let pathVar: string | undefined = envOpt === undefined ? process.env['PATH'] : undefined;
-  if (env !== null) for (const key of Object.keys(envSource)) {
+  // for...in, as child_process reads env: Object.create(process.env) passes what it inherits.
+  if (env !== null) for (const key of inheritedKeys(envSource)) {
     const value = envSource[key];
     if (value === undefined) continue;
     validateCString(key, `options.env['${key}']`, caller);
