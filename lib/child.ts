@@ -16,6 +16,7 @@ import {
   INT32_MAX,
   invalidArgType,
   invalidArgValue,
+  inheritedKeys,
   readOptions,
   validateAbortSignal,
   validateBoolean,
@@ -573,9 +574,10 @@ export function prepareSpawn(
   // Always a copy, taken here: the child shares our memory (CLONE_VM) and must never read the
   // live `environ`, which a Worker with SHARE_ENV may be rewriting (setenv reallocates it) while
   // the child's execve reads it. Node reads each variable of process.env under its own lock.
+  // for...in, as child_process reads env: Object.create(process.env) passes what it inherits.
   const env: string[] = [];
   let pathVar: string | undefined;
-  for (const key of Object.keys(envSource)) {
+  for (const key of inheritedKeys(envSource)) {
     const value = envSource[key];
     if (value === undefined) continue;
     validateCString(key, `options.env['${key}']`, caller);

@@ -11,7 +11,7 @@ import { EventEmitter } from 'node:events';
 import { PassThrough, type Readable, type Writable, type Duplex, type Stream } from 'node:stream';
 import { spawnArguments } from './child';
 import { abortError, errnoException } from './errors';
-import { GROUP_OPTIONS, ProcessGroup, spawnGroup, type SpawnGroupOptions, type StopOptions } from './group';
+import { GROUP_OPTIONS, onStopReached, ProcessGroup, spawnGroup, type SpawnGroupOptions, type StopOptions } from './group';
 import type { GroupResult } from './group-logic';
 import { streamsClosed } from './output';
 import { invalidArgType, outOfRange, readOptions, validateAbortSignal, validateSignal } from './validate';
@@ -165,6 +165,11 @@ export class ChildProcess<
     return false;
   }
 
+  /** As child_process's: `kill()` unless already killed (the group is cleaned as on any exit). */
+  [Symbol.dispose](): void {
+    if (!this.killed) this.kill();
+  }
+
   /** Stops the group (killSignal, grace, SIGKILL) and waits for `'close'`. */
   async [Symbol.asyncDispose](): Promise<void> {
     if (!this.group) return;
@@ -235,7 +240,7 @@ export function spawn(
   if (opts.timeout !== undefined && !(Number.isInteger(opts.timeout) && opts.timeout >= 0)) {
     throw outOfRange('options.timeout', '>= 0 and <= 2147483647', opts.timeout, spawn);
   }
-  if (opts.cwd === '') delete opts.cwd; // child_process does not chdir to ''
+  if (opts.cwd === '') opts.cwd = undefined; // child_process does not chdir to ''
   const { detached, windowsHide: _wh, windowsVerbatimArguments: _wv, stdio, signal: abort, ...rest } = opts;
   const groupOptions: SpawnGroupOptions = { ...rest };
   if (detached !== undefined && detached !== false && detached !== true) {
@@ -272,8 +277,11 @@ export function spawn(
   }
   const c = new ChildProcess(spawnfile, spawnargs, group, [...group.leader.stdio]);
   child = c;
-  if (abort?.aborted) process.nextTick(onAbort);
+  // Our stop (timeout, abort, group.stop()) reaching the running leader is a kill, as
+  // child_process's timeout and abort are: `killed` says so.
+  onStopReached(group, () => (c.killed = true));
   process.nextTick(() => c.emit('spawn'));
+  if (abort?.aborted) process.nextTick(onAbort); // after 'spawn', as child_process has it
   watch(c, group, () => abort?.removeEventListener('abort', onAbort));
   return c;
 }
@@ -324,6 +332,8 @@ function watch(c: ChildProcess, group: ProcessGroup, done: () => void): void {
       if (info.signal !== null) c.signalCode = info.signal as NodeJS.Signals;
       else c.exitCode = info.exitCode;
       done();
+      // As child_process does at exit: stdin is destroyed, so a late write is no EPIPE 'error'.
+      c.stdin?.destroy();
       c.emit('exit', c.exitCode, c.signalCode);
       // As child_process does at exit: output nobody reads is drained, so that 'close' comes.
       for (let i = 1; i < c.stdio.length; i++) {

@@ -212,6 +212,8 @@ export class GroupCleanup {
 
   /** Called once, when the group is released. */
   onReleased: (() => void) | null = null;
+  /** Called once, when our stop (timeout, abort, stop()) reaches the leader while it runs. */
+  onStopReached: (() => void) | null = null;
 
   /** Whether the pgid is still ours to signal. */
   get holdsGroup(): boolean {
@@ -370,6 +372,7 @@ export class GroupCleanup {
         this.stoppedWhileRunning = true;
         this.timedOut = reason === 'timeout';
         this.aborted = reason === 'abort';
+        this.onStopReached?.();
       }
     }
     this.cleaning = true;

@@ -59,6 +59,16 @@ const pidfdGroupSignal =
  * {@link GroupPhase} messages (`{ pid, phase, signal?, reason?, ms }`).
  */
 export const GROUP_CHANNEL = 'procpin:group';
+
+const stopHooks = new WeakMap<ProcessGroup, GroupCleanup>();
+/**
+ * @internal For procpin/child_process: `fn` runs when the group's stop (timeout, abort,
+ * `stop()`) reaches the leader while it still runs, before the first signal (its `killed`).
+ */
+export function onStopReached(group: ProcessGroup, fn: () => void): void {
+  const cleanup = stopHooks.get(group);
+  if (cleanup) cleanup.onStopReached = fn;
+}
 const channel = diagnostics.channel(GROUP_CHANNEL);
 
 /**
@@ -460,6 +470,7 @@ export function spawnGroup(
   // Aborted before the spawn: the cleanup starts on its own, the listener will never fire.
   if (abort?.aborted) abort.removeEventListener('abort', onAbort);
   const group = new ProcessGroup(kInternal, leader, cleanup, holder);
+  stopHooks.set(group, cleanup);
   tty?.start(group, cleanup.exited);
   return group;
 }

@@ -184,6 +184,25 @@ function unknownSignal(value: unknown, caller?: Caller) {
  * `ERR_INVALID_ARG_VALUE` naming it: an option that is silently ignored (a `uid`, a `detached`)
  * is a security or lifetime bug. `unsupported` names are known but refused, with `why`.
  */
+/**
+ * Whether `key` is the object's own or comes from a prototype of its own making (a class
+ * instance, `Object.create(defaults)`), as child_process reads it, but never from
+ * `Object.prototype`: a key polluted onto every object (`shell`, `env`, `uid`) is no option.
+ */
+export function hasOption(obj: object, key: string): boolean {
+  for (let o: object | null = obj; o !== null && o !== Object.prototype; o = Object.getPrototypeOf(o)) {
+    if (Object.prototype.hasOwnProperty.call(o, key)) return true;
+  }
+  return false;
+}
+
+/** The enumerable keys `for...in` gives (as child_process reads `env`), less Object.prototype's. */
+export function inheritedKeys(obj: object): string[] {
+  const keys: string[] = [];
+  for (const key in obj) if (hasOption(obj, key)) keys.push(key);
+  return keys;
+}
+
 export function readOptions<T extends object>(
   options: unknown,
   name: string,
@@ -193,11 +212,10 @@ export function readOptions<T extends object>(
 ): Partial<T> {
   if (options === undefined) return {};
   const obj = validateObject<object>(options, name, caller);
-  const out: Record<string, unknown> = {};
-  for (const key of known) {
-    const v = (obj as Record<string, unknown>)[key];
-    if (v !== undefined) out[key] = v;
-  }
+  const out: Record<string, unknown> = Object.create(null);
+  // Every known key is an own property of the result (undefined when left out), so that a copy
+  // made by spreading it still never reads a key polluted onto Object.prototype.
+  for (const key of known) out[key] = hasOption(obj, key) ? (obj as Record<string, unknown>)[key] : undefined;
   for (const key of Object.keys(obj)) {
     if (known.includes(key)) continue;
     const v = (obj as Record<string, unknown>)[key];
