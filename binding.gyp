@@ -4,13 +4,13 @@
       "target_name": "procpin",
       "sources": [
         "native/binding.cc",
-        "native/sys.cc",
+        "native/core/sys.cc",
         "native/primitives.cc",
         "native/flock_wait.cc",
-        "native/spawn_core.cc",
+        "native/core/spawn.cc",
         "native/child.cc",
         "native/endkill.cc",
-        "native/sweep_core.cc",
+        "native/core/sweep.cc",
         "native/sweep.cc",
         "native/tty.cc",
         "native/scan.cc"

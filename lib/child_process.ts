@@ -9,15 +9,15 @@
  */
 import { EventEmitter } from 'node:events';
 import { PassThrough, type Readable, type Writable, type Duplex, type Stream } from 'node:stream';
-import { spawnArguments } from './child';
+import { spawnArguments } from './child/child';
 import { abortError, errnoException } from './errors';
-import { GROUP_OPTIONS, onStopReached, ProcessGroup, spawnGroup, type SpawnGroupOptions, type StopOptions } from './group';
-import type { GroupResult } from './group-logic';
-import { streamsClosed } from './output';
+import { GROUP_OPTIONS, onStopReached, ProcessGroup, spawnGroup, type SpawnGroupOptions, type StopOptions } from './group/group';
+import type { GroupResult } from './group/logic';
+import { streamsClosed } from './child/output';
 import { invalidArgType, outOfRange, readOptions, validateAbortSignal, validateSignal } from './validate';
 
-export { collectOutput, stdioEnded } from './output';
-export type { CollectOptions, GroupOutput, MaxBufferError } from './output';
+export { collectOutput, stdioEnded } from './child/output';
+export type { CollectOptions, GroupOutput, MaxBufferError } from './child/output';
 
 export type { GroupResult, StopOptions };
 export { ProcessGroup };

@@ -18,24 +18,24 @@ export {
   tryLock,
 } from './primitives';
 export type { Signal, FlockOptions } from './primitives';
-export type { WaitInfo, WaitCode } from './waitinfo';
+export type { WaitInfo, WaitCode } from './child/waitinfo';
 export type { ProcpinSystemError, ProcpinLockedError } from './errors';
 export { isLockedError } from './errors';
 
-// Layer 2: children the addon owns (lib/child.ts).
-export { spawn, Child, openProcess, ProcessHandle } from './child';
-export type { SpawnOptions, StdioEntry } from './child';
+// Layer 2: children the addon owns (lib/child/).
+export { spawn, Child, openProcess, ProcessHandle } from './child/child';
+export type { SpawnOptions, StdioEntry } from './child/child';
 
-// Layer 3a: zombie-reserved group cleanup (lib/group.ts).
-export { spawnGroup, ProcessGroup, groupSignalsUsePidfd, GROUP_CHANNEL } from './group';
-export type { SpawnGroupOptions, StopOptions, GroupResult, GroupState, GroupPhase } from './group';
+// Layer 3a: zombie-reserved group cleanup (lib/group/).
+export { spawnGroup, ProcessGroup, groupSignalsUsePidfd, GROUP_CHANNEL } from './group/group';
+export type { SpawnGroupOptions, StopOptions, GroupResult, GroupState, GroupPhase } from './group/group';
 
-// Collecting a child's or a group's output (lib/output.ts).
-export { collectOutput, stdioEnded } from './output';
-export type { CollectOptions, GroupOutput, ChildOutput, MaxBufferError } from './output';
+// Collecting a child's or a group's output (lib/child/output.ts).
+export { collectOutput, stdioEnded } from './child/output';
+export type { CollectOptions, GroupOutput, ChildOutput, MaxBufferError } from './child/output';
 
-// Layer 3b: dead-pid sweeping (lib/sweep.ts).
-export { sweep, claim, claimPidfile, Claim, Pidfile, SWEEP_CHANNEL } from './sweep';
+// Layer 3b: dead-pid sweeping (lib/sweep/).
+export { sweep, claim, claimPidfile, Claim, Pidfile, SWEEP_CHANNEL } from './sweep/sweep';
 export type {
   SweepReport,
   SweepEntry,
@@ -45,8 +45,8 @@ export type {
   SweepMessage,
   ClaimOptions,
   ClaimPidfileOptions,
-} from './sweep';
+} from './sweep/sweep';
 
-// Containment (lib/contain.ts): groups the kernel holds, and the successor's sweep of cgroups.
-export { sweepCgroups } from './contain';
-export type { ContainMode, Containment, SweepCgroupsOptions } from './contain';
+// Containment (lib/contain/): groups the kernel holds, and the successor's sweep of cgroups.
+export { sweepCgroups } from './contain/contain';
+export type { ContainMode, Containment, SweepCgroupsOptions } from './contain/contain';

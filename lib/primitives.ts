@@ -5,7 +5,7 @@
  */
 import { binding } from './binding';
 import { abortError, check, codedError, errnoException } from './errors';
-import { toWaitInfo, type WaitInfo } from './waitinfo';
+import { toWaitInfo, type WaitInfo } from './child/waitinfo';
 import {
   INT32_MAX,
   UINT32_MAX,

@@ -50,8 +50,8 @@
 
 #include "endkill.h"
 #include "glue.h"
-#include "spawn_core.h"
-#include "sys.h"
+#include "core/spawn.h"
+#include "core/sys.h"
 
 namespace procpin {
 
@@ -861,7 +861,7 @@ Napi::Value Spawn(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   auto* reg = static_cast<Registry*>(info.Data());
   std::vector<std::string> candidates, argv, envv;
-  // env is always a copy (lib/child.ts takes it from process.env): the CLONE_VM child never reads
+  // env is always a copy (lib/child/child.ts takes it from process.env): the CLONE_VM child never reads
   // the live environ, which a SHARE_ENV Worker may be reallocating meanwhile.
   if (info.Length() < 9 || !StringArray(env, info[0], "candidates", &candidates) ||
       !StringArray(env, info[1], "argv", &argv) || !StringArray(env, info[2], "env", &envv)) {

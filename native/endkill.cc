@@ -7,7 +7,7 @@
 //   the process still ends by SIGABRT;
 // - the environment's cleanup (child.cc's Teardown calls KillOwner): a Worker that ends,
 //   terminate() included, kills its own entries only;
-// - lib/group.ts's listeners for SIGINT, SIGTERM, SIGHUP and SIGQUIT call KillAll when the
+// - lib/group/group.ts's listeners for SIGINT, SIGTERM, SIGHUP and SIGQUIT call KillAll when the
 //   application has no listener of its own, then re-raise.
 #include "endkill.h"
 
@@ -22,7 +22,7 @@
 #include <atomic>
 
 #include "glue.h"
-#include "sys.h"
+#include "core/sys.h"
 
 namespace procpin::endkill {
 

@@ -6,7 +6,7 @@
 #include <sys/wait.h>
 
 #include "glue.h"
-#include "sys.h"
+#include "core/sys.h"
 
 namespace procpin {
 

@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "glue.h"
-#include "sys.h"
+#include "core/sys.h"
 
 namespace procpin {
 

@@ -1,7 +1,7 @@
 // Glue for SPEC Layer 3b. A sweep of one directory runs on libuv's threadpool (an AsyncWorker):
 // its work is bounded by the directory's size, never a wait on another process, so it cannot
 // hold a pool thread for long. The result crosses back as parallel arrays (one entry per
-// candidate) that lib/sweep.ts turns into the SweepReport.
+// candidate) that lib/sweep/sweep.ts turns into the SweepReport.
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -12,7 +12,7 @@
 #include <string>
 
 #include "glue.h"
-#include "sweep_core.h"
+#include "core/sweep.h"
 
 namespace procpin {
 

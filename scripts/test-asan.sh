@@ -51,7 +51,7 @@ echo "test:asan: LD_PRELOAD=$LD_PRELOAD ($libubsan is linked by the addon)"
 # (their compilers and npm would run under the preloaded runtime) or time it (benchmarks).
 files=("$@")
 if [ ${#files[@]} -eq 0 ]; then
-  mapfile -t files < <(ls test/*.test.mjs | grep -Ev '/(build|bench)[^/]*\.test\.mjs$')
+  mapfile -t files < <(ls test/*/*.test.mjs | grep -Ev '/(pack/|spec/bench)[^/]*\.test\.mjs$')
 fi
 
 status=0

@@ -81,7 +81,7 @@ export async function run(ctx) {
     }
     return g;
   };
-  const cg = (await import('../../dist/contain.js')).cgroupPlace();
+  const cg = (await import('../../dist/contain/contain.js')).cgroupPlace();
   const kills = [
     {
       name: 'raw kill(-pgid, SIGKILL)',

@@ -1,0 +1,542 @@
+/**
+ * The decisions of a process group's cleanup, kept apart from the kernel so that each rule can be
+ * tested with a recorder in place of `kill` and `/proc`. {@link ./group} wires it to a real
+ * leader. Nothing here makes a syscall: every effect goes through {@link GroupOps}.
+ * @internal
+ * @module
+ */
+import * as os from 'node:os';
+import type { WaitInfo } from '../child/waitinfo';
+
+const { SIGKILL, SIGCONT } = os.constants.signals;
+
+/** A members scan's answer: a count, or `'unknown'` when `/proc` could not be read. */
+export type ScanResult = number | 'unknown';
+
+/** What a group signal did: delivered, the group is gone, or a member refused it. */
+export type SendResult = 'ok' | 'ESRCH' | 'EPERM';
+
+/** Where a {@link ProcessGroup} is in its life. */
+export type GroupState = 'running' | 'reserved' | 'cleaning' | 'released';
+
+/** How a group ended, once it was cleaned and its leader reaped. */
+export interface GroupResult {
+  /** The leader's exit code, or null when a signal ended it. */
+  exitCode: number | null;
+  /** The name of the signal that ended the leader, or null when it exited. */
+  signal: string | null;
+  /** The `timeout` fired while the leader still ran. */
+  timedOut: boolean;
+  /** The `AbortSignal` fired while the leader still ran. */
+  aborted: boolean;
+  /**
+   * Our stop (timeout, abort, `stop()`) reached the leader while it still ran, as a WNOWAIT look
+   * taken before the first signal saw it. False when the leader had already exited by itself.
+   */
+  stoppedWhileRunning: boolean;
+  /**
+   * The grace did not empty the group: live members (the leader included) were seen at its end,
+   * just before the final SIGKILL. An unreadable `/proc` counts as members seen.
+   */
+  killed: boolean;
+}
+
+/** A phase of a cleanup, as published on the `procpin:group` diagnostics channel. */
+export interface GroupPhase {
+  /** The leader's pid, which is the pgid. */
+  pid: number;
+  /**
+   * `'exited'` (the leader's exit was read, it is still a zombie), `'signal'` (killSignal, or
+   * SIGCONT after it, sent to the group), `'grace-ended'` (`reason`: `'empty'` when the scan
+   * found no live member, `'grace'` when the time ran out), `'kill'` (a group SIGKILL),
+   * `'reaped'` (the leader was reaped) and `'released'` (nothing of the group is held any more).
+   */
+  phase: 'exited' | 'signal' | 'grace-ended' | 'kill' | 'reaped' | 'released';
+  /** The signal sent, for `'signal'` and `'kill'`. */
+  signal?: string;
+  /** Why the grace ended, for `'grace-ended'`. */
+  reason?: 'empty' | 'grace';
+  /** Milliseconds since the cleanup began (0 before it began). */
+  ms: number;
+}
+
+/** The effects a cleanup needs. The real ones act on a leader `Child` and `/proc`. */
+export interface GroupOps {
+  /**
+   * Sends `sig` to every member of the group. Called only while the leader is unreaped and the
+   * number has not been forgotten.
+   */
+  signalGroup(sig: number): SendResult;
+  /** Sends `sig` to the leader alone, through its pidfd (a no-op once it has exited). */
+  signalLeader(sig: number): boolean;
+  /**
+   * Whether the running leader is still in the group it leads (a group signal reaches it). One
+   * that left it (`setpgid`) is signalled through its own pidfd as well. Absent: always.
+   */
+  leaderInGroup?(): boolean;
+  /**
+   * Whether group signals stay bound to the group after the leader was lost to a foreign reap
+   * (the leader's pidfd with `PIDFD_SIGNAL_PROCESS_GROUP`). Absent or false: after a loss nothing
+   * more is sent.
+   */
+  signalsSurviveLoss?(): boolean;
+  /**
+   * For a supervisor that is a subreaper or PID 1: reaps the group's members that were re-parented
+   * to it and have exited (never the leader); the number of such members still alive. Absent:
+   * not a reaper of orphans.
+   */
+  reapOrphans?(): number;
+  /**
+   * Counts live (non-zombie) processes whose pgid is the group's, stopping at `limit`; `'unknown'`
+   * when `/proc` cannot be read. Not an atomic snapshot. May answer at once or, for a scan that
+   * takes long, through a promise (never rejected on purpose; a rejection counts as `'unknown'`).
+   */
+  scanMembers(limit: number): ScanResult | Promise<ScanResult>;
+  /** A WNOHANG|WNOWAIT look at the leader: its exit, or null while it runs. */
+  lookLeader(): WaitInfo | null;
+  /** The reaping wait, after the exit was read. */
+  reapLeader(): WaitInfo;
+  /** Closes the leader's descriptors. Called once, last. */
+  closeLeader(): void;
+  /** A monotonic clock in milliseconds. */
+  now(): number;
+  /** Runs `fn` after `ms`; returns a cancel function. `ref`: whether it keeps the loop alive. */
+  setTimer(fn: () => void, ms: number, ref: boolean): () => void;
+  /** Publishes a phase. */
+  publish(phase: GroupPhase): void;
+  /** Adds an abort listener; returns its remover. */
+  onAbort?(fn: () => void): () => void;
+}
+
+/** The cleanup's knobs, already validated. */
+export interface GroupPolicy {
+  pid: number;
+  killSignal: number;
+  killSignalName: string;
+  grace: number;
+  /** 0 or absent: none. */
+  timeout?: number;
+  /** Whether the abort signal had already fired at spawn. */
+  abortedAtStart?: boolean;
+}
+
+type StopReason = 'exit' | 'stop' | 'timeout' | 'abort';
+
+// The grace is watched by re-scanning /proc: every millisecond at first, to catch members that
+// die at once on killSignal (while one lives a scan costs microseconds: it looks at the live
+// member it found last), then at growing intervals that cost little while a member takes its
+// time.
+const FIRST_SCAN_MS = 1;
+const FAST_PERIOD_MS = 250;
+const EARLY_SCAN_MS = 8;
+const EARLY_PERIOD_MS = 1000;
+const MAX_SCAN_MS = 50;
+// With no grace: how long the one scan before the kill may take before it counts as "members may
+// exist" (a busy threadpool must not hold the kill).
+const NO_GRACE_SCAN_MS = 20;
+// A subreaper's wait for the members it inherits to die of the final SIGKILL and be reaped.
+const ORPHAN_REAP_MS = 2000;
+
+function nextDelay(delay: number, elapsed: number): number {
+  if (elapsed < FAST_PERIOD_MS) return FIRST_SCAN_MS;
+  return Math.min(delay * 2, elapsed < EARLY_PERIOD_MS ? EARLY_SCAN_MS : MAX_SCAN_MS);
+}
+
+/**
+ * One group's cleanup, decided in one place: the leader's exit (or a stop) starts it, it signals
+ * only while the pgid is provably ours, and it ends with a group SIGKILL before the leader is
+ * reaped.
+ */
+export class GroupCleanup {
+  /** Where the group is; see {@link GroupState}. */
+  state: GroupState = 'running';
+  /** The leader exited (still a zombie). */
+  readonly exited: Promise<WaitInfo>;
+  /**
+   * Cleaned and reaped. Rejects only with `ERR_PROCPIN_CHILD_LOST`, when the leader was lost to a
+   * foreign reap: never a result that looks normal.
+   */
+  readonly closed: Promise<GroupResult>;
+
+  private readonly ops: GroupOps;
+  private policy: GroupPolicy;
+  // True while the pgid is provably ours: the leader is unreaped and no signal said ESRCH.
+  // Cleared before the reap, so nothing can be sent to the number once it may be reissued.
+  private ours = true;
+  private exitInfo: WaitInfo | null = null;
+  private leaderLost = false;
+  private lostError: unknown = null;
+  private cleaning = false;
+  private t0 = 0;
+  private timedOut = false;
+  private aborted = false;
+  private stoppedWhileRunning = false;
+  private killed = false;
+  private leaderSignalled = false;
+  private wake: (() => void) | null = null;
+  private cancelTimeout: (() => void) | null = null;
+  private removeAbort: (() => void) | null = null;
+  private resolveExited!: (info: WaitInfo) => void;
+  private rejectExited!: (err: unknown) => void;
+  private resolveClosed!: (result: GroupResult) => void;
+  private rejectClosed!: (err: unknown) => void;
+
+  constructor(ops: GroupOps, policy: GroupPolicy, leaderExited: Promise<WaitInfo>) {
+    this.ops = ops;
+    this.policy = policy;
+    this.exited = new Promise((resolve, reject) => {
+      this.resolveExited = resolve;
+      this.rejectExited = reject;
+    });
+    this.closed = new Promise((resolve, reject) => {
+      this.resolveClosed = resolve;
+      this.rejectClosed = reject;
+    });
+    // Rejected only when the leader was lost: for those who await them, not an unhandled crash.
+    this.exited.catch(() => {});
+    this.closed.catch(() => {});
+    leaderExited.then(
+      (info) => this.leaderExit(info),
+      (err: unknown) => this.leaderExit(null, err),
+    );
+    if (policy.timeout !== undefined && policy.timeout > 0) {
+      // Unref'd: a timeout alone does not keep the process alive (the leader's watch decides).
+      this.cancelTimeout = ops.setTimer(() => this.deadline('timeout'), policy.timeout, false);
+    }
+    if (policy.abortedAtStart) {
+      queueMicrotask(() => this.deadline('abort'));
+    } else if (ops.onAbort) {
+      this.removeAbort = ops.onAbort(() => this.deadline('abort'));
+    }
+  }
+
+  /** Called once, when the group is released. */
+  onReleased: (() => void) | null = null;
+  /** Called once, when our stop (timeout, abort, stop()) reaches the leader while it runs. */
+  onStopReached: (() => void) | null = null;
+
+  /** Whether the pgid is still ours to signal. */
+  get holdsGroup(): boolean {
+    return this.ours;
+  }
+
+  /**
+   * Sends `sig` to the whole group while the pgid is ours. False, and nothing sent, once the
+   * group was released or observed gone.
+   */
+  signal(sig: number): boolean {
+    if (this.state === 'released') return false;
+    const r = this.send(sig);
+    if (r === 'ok') return true;
+    return this.leaderSignalled;
+  }
+
+  /**
+   * For a supervisor on its way out (process `'exit'`): no grace, no waiting, a group SIGKILL now
+   * if the pgid is still ours. The leader is then reaped by whoever inherits it.
+   */
+  killNow(): void {
+    if (this.state === 'released') return;
+    this.send(SIGKILL);
+  }
+
+  /**
+   * Starts the cleanup once; every call returns {@link closed}. `choice` (killSignal, grace)
+   * replaces the policy's for this cleanup when it is the one that starts it; a cleanup already
+   * under way keeps its own.
+   */
+  stop(choice?: Partial<Pick<GroupPolicy, 'killSignal' | 'killSignalName' | 'grace'>>): Promise<GroupResult> {
+    if (!this.cleaning && choice) this.policy = { ...this.policy, ...choice };
+    this.request('stop');
+    return this.closed;
+  }
+
+  // One group signal. ESRCH: the group is gone, so the number is forgotten and never used again.
+  // EPERM: a member exists that we may not signal. Whenever the group signal cannot have reached
+  // the leader (it left the group, the group is gone or refused), the leader gets it through its
+  // own pidfd: a stop always reaches it.
+  private send(sig: number): SendResult | 'forgotten' {
+    let r: SendResult | 'forgotten' = 'forgotten';
+    if (this.ours) {
+      try {
+        r = this.ops.signalGroup(sig);
+      } catch {
+        r = 'ESRCH';
+      }
+      if (r === 'ESRCH') this.ours = false;
+    }
+    this.leaderSignalled = false;
+    const running = this.exitInfo === null && !this.leaderLost;
+    if (r === 'EPERM' || (running && (r !== 'ok' || !this.leaderInGroup()))) {
+      try {
+        this.leaderSignalled = this.ops.signalLeader(sig);
+      } catch {
+        this.leaderSignalled = false;
+      }
+    }
+    return r;
+  }
+
+  private leaderInGroup(): boolean {
+    try {
+      return this.ops.leaderInGroup?.() ?? true;
+    } catch {
+      return false;
+    }
+  }
+
+  private ms(): number {
+    return this.cleaning ? Math.max(0, this.ops.now() - this.t0) : 0;
+  }
+
+  private publish(phase: GroupPhase['phase'], extra: Partial<GroupPhase> = {}): void {
+    try {
+      this.ops.publish({ pid: this.policy.pid, phase, ...extra, ms: this.ms() });
+    } catch {
+      // A subscriber's failure must not stop a cleanup.
+    }
+  }
+
+  // The leader's exit was read (from its watch or a WNOWAIT look): it is a zombie, the pgid stays
+  // reserved until we reap it.
+  private noteExit(info: WaitInfo): void {
+    if (this.exitInfo !== null) return;
+    this.exitInfo = info;
+    if (this.state === 'running') this.state = 'reserved';
+    this.clearDeadlines();
+    this.publish('exited');
+    this.resolveExited(info);
+    this.wake?.();
+  }
+
+  private leaderExit(info: WaitInfo | null, err?: unknown): void {
+    if (info === null) {
+      this.lostError ??= err;
+      // The watch failed: look for ourselves. A leader whose status was lost (something else
+      // reaped it) pins nothing any more: release without a signal.
+      info = this.look();
+      if (info === null && !this.leaderLost) return;
+      if (info === null) this.rejectExited(err);
+    }
+    if (info !== null) this.noteExit(info);
+    // Queued behind the reactions to `exited`, so that they see the group 'reserved'.
+    queueMicrotask(() => this.request('exit'));
+  }
+
+  // A WNOHANG|WNOWAIT look. A leader that can no longer be waited for (someone else reaped it)
+  // no longer pins the pgid: forget the number.
+  private look(): WaitInfo | null {
+    if (this.exitInfo !== null) return this.exitInfo;
+    if (this.leaderLost) return null;
+    try {
+      const info = this.ops.lookLeader();
+      if (info !== null) this.noteExit(info);
+      return info;
+    } catch (err) {
+      this.leaderLost = true;
+      this.lostError ??= err;
+      // A group signal through the leader's pidfd stays bound to the group after the reap;
+      // a number is never used again.
+      let bound = false;
+      try {
+        bound = this.ops.signalsSurviveLoss?.() ?? false;
+      } catch {
+        bound = false;
+      }
+      if (!bound) this.ours = false;
+      this.wake?.();
+      return null;
+    }
+  }
+
+  // The deadline and abort act only on a leader that still runs: its exit is read first, and a
+  // leader that exited a moment before is cleaned as an exit.
+  private deadline(reason: 'timeout' | 'abort'): void {
+    if (this.cleaning || this.state === 'released') return;
+    this.request(reason);
+  }
+
+  private clearDeadlines(): void {
+    this.cancelTimeout?.();
+    this.cancelTimeout = null;
+  }
+
+  private request(reason: StopReason): void {
+    if (this.cleaning) return;
+    if (reason !== 'exit') {
+      // Decided by a WNOWAIT look before our first signal, not by a flag set afterwards.
+      const look = this.look();
+      if (look !== null) {
+        this.noteExit(look);
+      } else if (!this.leaderLost) {
+        this.stoppedWhileRunning = true;
+        this.timedOut = reason === 'timeout';
+        this.aborted = reason === 'abort';
+        this.onStopReached?.();
+      }
+    }
+    this.cleaning = true;
+    this.t0 = this.ops.now();
+    this.clearDeadlines();
+    this.state = 'cleaning';
+    void this.clean();
+  }
+
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        this.wake = null;
+        cancel();
+        resolve();
+      };
+      const cancel = this.ops.setTimer(done, ms, true);
+      this.wake = done;
+    });
+  }
+
+  // One scan for "is any member alive", answered within `ms` or counted as members seen.
+  private async scan(ms: number): Promise<ScanResult> {
+    if (!this.ours) return 0;
+    let r: ScanResult | Promise<ScanResult>;
+    try {
+      r = this.ops.scanMembers(1);
+    } catch {
+      return 'unknown';
+    }
+    if (typeof r !== 'object') return r;
+    // A slow scan (a busy threadpool) must not hold the grace past its end.
+    let cancel = (): void => {};
+    const late = new Promise<ScanResult>((resolve) => {
+      cancel = this.ops.setTimer(() => resolve('unknown'), Math.max(0, ms), true);
+    });
+    try {
+      return await Promise.race([r.catch((): ScanResult => 'unknown'), late]);
+    } finally {
+      cancel();
+    }
+  }
+
+  private sendPhase(sig: number, name: string, phase: 'signal' | 'kill'): void {
+    const r = this.send(sig);
+    if (r !== 'forgotten' || this.leaderSignalled) this.publish(phase, { signal: name });
+  }
+
+  // A subreaper or PID 1 inherits the members whose parents died: after the final SIGKILL, reap
+  // them (never the leader, whose zombie pins the pgid meanwhile) until none is left alive.
+  private async reapOrphans(): Promise<void> {
+    const reap = this.ops.reapOrphans;
+    if (!reap) return;
+    const end = this.ops.now() + ORPHAN_REAP_MS;
+    let delay = FIRST_SCAN_MS;
+    for (;;) {
+      let alive: number;
+      try {
+        alive = reap.call(this.ops);
+      } catch {
+        return;
+      }
+      // Members that are not our children yet are re-parented to us as their parents die.
+      const live = alive === 0 ? await this.scan(MAX_SCAN_MS) : 1;
+      if ((alive <= 0 && live === 0) || this.ops.now() >= end) return;
+      await this.pause(delay);
+      delay = Math.min(delay * 2, MAX_SCAN_MS);
+    }
+  }
+
+  private async clean(): Promise<void> {
+    const { killSignal, killSignalName } = this.policy;
+    try {
+      // With no grace the first signal is, in effect, the final one: whether live members were
+      // there to be killed is read just before it (a leader that still runs is one of them).
+      let before: ScanResult | null = null;
+      if ((killSignal === SIGKILL || this.policy.grace <= 0) && (this.look() !== null || this.leaderLost)) {
+        before = await this.scan(NO_GRACE_SCAN_MS);
+      }
+      this.sendPhase(killSignal, killSignalName, killSignal === SIGKILL ? 'kill' : 'signal');
+      if (killSignal !== SIGKILL && killSignal !== SIGCONT) {
+        // A stopped member would hold killSignal pending until the grace ran out.
+        this.sendPhase(SIGCONT, 'SIGCONT', 'signal');
+      }
+
+      // Grace: ended early once the leader has exited and a scan finds no live member. The scan
+      // is advisory (not an atomic snapshot): it may shorten the grace, never skip the SIGKILL.
+      const deadline = this.t0 + (killSignal === SIGKILL ? 0 : this.policy.grace);
+      let delay = FIRST_SCAN_MS;
+      let emptied = false;
+      for (;;) {
+        let left = deadline - this.ops.now();
+        if (left <= 0) break;
+        const exited = this.look() !== null || this.leaderLost;
+        if (exited && (await this.scan(left)) === 0) {
+          emptied = true;
+          break;
+        }
+        left = deadline - this.ops.now();
+        if (left <= 0) break;
+        await this.pause(Math.min(delay, left));
+        delay = nextDelay(delay, this.ops.now() - this.t0);
+      }
+      this.publish('grace-ended', { reason: emptied ? 'empty' : 'grace' });
+
+      if (this.look() === null && !this.leaderLost) {
+        // The leader outlived the grace. Alive, it pins the pgid as surely as a zombie does:
+        // kill the group, then wait for the leader's exit to be read before the final kill.
+        this.killed = true;
+        if (killSignal !== SIGKILL) this.sendPhase(SIGKILL, 'SIGKILL', 'kill');
+        delay = FIRST_SCAN_MS;
+        while (this.look() === null && !this.leaderLost) {
+          await this.pause(delay);
+          delay = Math.min(delay * 2, MAX_SCAN_MS);
+        }
+      }
+      // The grace did not empty the group: the last scan (at most MAX_SCAN_MS ago) saw a live
+      // member or could not read /proc, or the leader itself outlived it. No fresh full scan
+      // here: under a fork storm one costs more than the kill it would describe.
+      if (before === 0) emptied = true;
+      if (!emptied) this.killed = true;
+
+      // The unreaped leader keeps the pgid ours: kill the group unconditionally, whatever the scan
+      // said. The kernel delivers a group signal to every member, including ones forked meanwhile.
+      this.sendPhase(SIGKILL, 'SIGKILL', 'kill');
+      await this.reapOrphans();
+    } finally {
+      this.release();
+    }
+  }
+
+  // Forget the number first, then reap: after the reap the pgid may be reissued to a stranger.
+  private release(): void {
+    this.ours = false;
+    let info = this.exitInfo;
+    if (!this.leaderLost) {
+      try {
+        info = this.ops.reapLeader();
+        this.publish('reaped');
+      } catch {
+        // Reaped by someone else (SIGCHLD ignored, a stray wait): the exit read before stands.
+      }
+    }
+    try {
+      this.ops.closeLeader();
+    } catch {
+      // Closing is best effort; the handle closes once.
+    }
+    this.removeAbort?.();
+    this.removeAbort = null;
+    this.state = 'released';
+    this.onReleased?.();
+    this.publish('released');
+    if (this.leaderLost) {
+      this.rejectClosed(this.lostError ?? new Error('The group leader was lost to a foreign reap'));
+      return;
+    }
+    this.resolveClosed({
+      exitCode: info?.exitCode ?? null,
+      signal: info?.signal ?? null,
+      timedOut: this.timedOut,
+      aborted: this.aborted,
+      stoppedWhileRunning: this.stoppedWhileRunning,
+      killed: this.killed,
+    });
+  }
+}

@@ -1,0 +1,172 @@
+// stdio of spawned children: pipes behave as child_process's (backpressure, EOF), 'inherit',
+// 'ignore', descriptor numbers, overlapping mappings, extra descriptors.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import { closeSync, openSync, readFileSync, readlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { spawn } from '../../dist/index.js';
+import { openFds, pkg, procState, runNode, tmpDir, waitFor } from '../helpers.mjs';
+
+function collect(stream, encoding = 'utf8') {
+  return new Promise((resolve, reject) => {
+    const chunks = [];
+    stream.on('data', (d) => chunks.push(d));
+    stream.on('end', () => {
+      const b = Buffer.concat(chunks);
+      resolve(encoding ? b.toString(encoding) : b);
+    });
+    stream.on('error', reject);
+  });
+}
+
+async function finish(child) {
+  const info = await child.exited;
+  child.reap();
+  return info;
+}
+
+test('a pipe round trip through cat: stdin in, stdout out, end at EOF', async () => {
+  const child = spawn('cat');
+  assert.ok(child.stdin && child.stdout && child.stderr);
+  assert.equal(child.stdio.length, 3);
+  assert.equal(child.stdin.readable, false);
+  assert.equal(child.stdout.writable, false);
+  const out = collect(child.stdout);
+  const err = collect(child.stderr);
+  child.stdin.write('hello ');
+  child.stdin.end('world\n');
+  assert.equal(await out, 'hello world\n');
+  assert.equal(await err, '');
+  assert.equal((await finish(child)).exitCode, 0);
+});
+
+test('32 MiB through cat arrive intact, with backpressure on the writer', async () => {
+  const data = randomBytes(32 * 1024 * 1024);
+  const child = spawn('cat', [], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const out = collect(child.stdout, null);
+  let refused = 0;
+  let drains = 0;
+  child.stdin.on('drain', () => drains++);
+  const chunk = 256 * 1024;
+  for (let off = 0; off < data.length; off += chunk) {
+    if (!child.stdin.write(data.subarray(off, off + chunk))) {
+      refused++;
+      await new Promise((r) => child.stdin.once('drain', r));
+    }
+  }
+  child.stdin.end();
+  const got = await out;
+  assert.ok(refused > 0 && drains > 0, 'write() must have returned false and drained');
+  assert.equal(got.length, data.length);
+  assert.equal(createHash('sha256').update(got).digest('hex'), createHash('sha256').update(data).digest('hex'));
+  assert.equal((await finish(child)).exitCode, 0);
+});
+
+test('a child that does not read makes write() return false once the pipe is full', async () => {
+  // sleep never reads its stdin; the pipe fills (64 KiB) and the stream buffers the rest.
+  const child = spawn('sleep', ['30'], { stdio: ['pipe', 'ignore', 'ignore'] });
+  let ok = true;
+  let n = 0;
+  while (ok && n < 1000) {
+    ok = child.stdin.write(Buffer.alloc(64 * 1024));
+    n++;
+  }
+  assert.equal(ok, false);
+  assert.ok(n < 1000);
+  await waitFor(() => child.stdin.writableLength > 0, { what: 'buffered data' });
+  const epipe = new Promise((r) => child.stdin.on('error', r)); // the reader is gone, as with child_process
+  child.kill('SIGKILL');
+  assert.equal((await epipe).code, 'EPIPE');
+  await finish(child);
+  child.stdin.destroy();
+});
+
+test('stdout delivers the data and ends when the child exits', async () => {
+  const child = spawn('sh', ['-c', 'printf abc; exit 4'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  assert.equal(child.stdin, null);
+  assert.equal(child.stderr, null);
+  assert.equal(await collect(child.stdout), 'abc');
+  assert.equal((await finish(child)).exitCode, 4);
+});
+
+test("the child writing to a closed stdout pipe gets SIGPIPE (Node's SIG_IGN is not inherited)", async () => {
+  // bounded, so that a child that wrongly ignores SIGPIPE ends too (exit 0) and the test fails
+  const child = spawn('sh', ['-c', 'sleep 0.1; i=0; while [ $i -lt 100000 ]; do echo y; i=$((i+1)); done'], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  child.stdout.destroy();
+  const info = await finish(child);
+  assert.equal(info.signal, 'SIGPIPE');
+});
+
+test("'inherit' passes this process's descriptors", async () => {
+  const r = await runNode(`
+    import { spawn } from ${pkg};
+    const c = spawn('sh', ['-c', 'echo to-out; echo to-err >&2'], { stdio: 'inherit' });
+    await c.exited; c.reap();
+  `);
+  assert.equal(r.stdout, 'to-out\n');
+  assert.equal(r.stderr, 'to-err\n');
+});
+
+test("'ignore' gives /dev/null for 0-2 and closes 3+", async () => {
+  const child = spawn('sleep', ['30'], { stdio: ['ignore', 'ignore', 'ignore', 'ignore'] });
+  await waitFor(() => procState(child.pid) === 'S', { what: 'sleep to sleep' });
+  for (const fd of [0, 1, 2]) assert.equal(readlinkSync(`/proc/${child.pid}/fd/${fd}`), '/dev/null');
+  assert.throws(() => readlinkSync(`/proc/${child.pid}/fd/3`), { code: 'ENOENT' });
+  child.kill('SIGKILL');
+  await finish(child);
+});
+
+test('a descriptor number maps that descriptor of the parent', async (t) => {
+  const dir = tmpDir();
+  t.after(() => dir[Symbol.dispose]());
+  const file = join(dir.path, 'out.txt');
+  const fd = openSync(file, 'w');
+  const child = spawn('sh', ['-c', 'echo into-file'], { stdio: ['ignore', fd, 'inherit'] });
+  await finish(child);
+  closeSync(fd);
+  assert.equal(readFileSync(file, 'utf8'), 'into-file\n');
+});
+
+test('overlapping mappings are honoured: stdio [ignore, 2, 1] swaps stdout and stderr', async () => {
+  const r = await runNode(`
+    import { spawn } from ${pkg};
+    const c = spawn('sh', ['-c', 'echo was-out; echo was-err >&2'], { stdio: ['ignore', 2, 1] });
+    await c.exited; c.reap();
+  `);
+  assert.equal(r.stdout, 'was-err\n');
+  assert.equal(r.stderr, 'was-out\n');
+});
+
+test("null and undefined mean 'pipe' for 0-2; an extra 'pipe' at fd 3 is a duplex socket", async () => {
+  const child = spawn('sh', ['-c', 'read line <&3; echo "got $line" >&3; echo out'], {
+    stdio: [null, undefined, 'ignore', 'pipe'],
+  });
+  assert.ok(child.stdin && child.stdout);
+  assert.equal(child.stderr, null);
+  const fd3 = child.stdio[3];
+  assert.ok(fd3.readable && fd3.writable);
+  fd3.write('ping\n');
+  let got = '';
+  fd3.setEncoding('utf8');
+  fd3.on('data', (d) => (got += d));
+  const out = collect(child.stdout);
+  child.stdin.end();
+  assert.equal(await out, 'out\n');
+  await waitFor(() => got === 'got ping\n', { what: 'the answer on fd 3' });
+  await finish(child);
+  fd3.destroy();
+});
+
+test('a failed spawn closes the pipes it made', () => {
+  const n0 = openFds().length;
+  for (let i = 0; i < 20; i++) {
+    assert.throws(
+      () => spawn('procpin-no-such-program', [], { stdio: ['pipe', 'pipe', 'pipe', 'pipe'] }),
+      { code: 'ENOENT' },
+    );
+  }
+  assert.equal(openFds().length, n0);
+});

@@ -1,0 +1,68 @@
+// SPEC Layer 2, spawn: "`file` resolves through PATH as execvp does" and "Bad arguments are refused
+// before any syscall ... as Node's validators do".
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { spawn } from '../../dist/index.js';
+import { openFds, tmpDir } from '../helpers.mjs';
+
+test(
+  'an executable script without #! runs through /bin/sh with its arguments, as execvp and child_process run it',
+  async (t) => {
+    const dir = tmpDir('procpin-noshebang-');
+    t.after(() => dir[Symbol.dispose]());
+    const file = join(dir.path, 'script');
+    writeFileSync(file, 'exit $(($1 + $#))\n');
+    chmodSync(file, 0o755);
+    assert.equal(spawnSync(file, ['5']).status, 6, 'child_process runs it');
+    const c = spawn(file, ['5'], { stdio: 'ignore' });
+    const info = await c.exited;
+    c.reap();
+    assert.equal(info.exitCode, 6);
+    // Without arguments too (argv is then just the script's path).
+    const d = spawn(file, [], { stdio: 'ignore' });
+    const none = await d.exited;
+    d.reap();
+    assert.equal(none.exitCode, 0);
+  },
+);
+
+test('an env value that cannot become a string is refused before anything starts, not passed as "Symbol(x)"', () => {
+  const before = openFds();
+  assert.throws(() => spawn('true', [], { env: { A: Symbol('x') }, stdio: 'ignore' }), TypeError);
+  assert.deepEqual(openFds(), before);
+});
+
+test('without options.env the child gets process.env as it is now, set and deleted variables included', async () => {
+  process.env.PROCPIN_SPEC_SET = 'yes';
+  process.env.PROCPIN_SPEC_GONE = 'still here';
+  delete process.env.PROCPIN_SPEC_GONE;
+  try {
+    const c = spawn('sh', ['-c', 'test "$PROCPIN_SPEC_SET" = yes && test -z "${PROCPIN_SPEC_GONE+x}"'], { stdio: 'ignore' });
+    const info = await c.exited;
+    c.reap();
+    assert.equal(info.exitCode, 0);
+  } finally {
+    delete process.env.PROCPIN_SPEC_SET;
+  }
+});
+
+test("a child spawned from a Worker gets the Worker's own process.env", async () => {
+  const { Worker } = await import('node:worker_threads');
+  const code = `
+    const { parentPort } = require('node:worker_threads');
+    const { spawn } = require(${JSON.stringify(new URL('../../dist/index.js', import.meta.url).pathname)});
+    process.env.PROCPIN_SPEC_WORKER = 'worker';
+    const c = spawn('sh', ['-c', 'test "$PROCPIN_SPEC_WORKER" = worker'], { stdio: 'ignore' });
+    c.exited.then((i) => { c.reap(); parentPort.postMessage(i.exitCode); });`;
+  const w = new Worker(code, { eval: true });
+  const exitCode = await new Promise((resolve, reject) => {
+    w.once('message', resolve);
+    w.once('error', reject);
+  });
+  await w.terminate();
+  assert.equal(exitCode, 0);
+  assert.equal(process.env.PROCPIN_SPEC_WORKER, undefined);
+});

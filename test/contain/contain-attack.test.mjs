@@ -1,0 +1,83 @@
+// Containment under attack: what a hostile command or an abrupt supervisor ending does to
+// 'pidns' and 'cgroup' groups, read from the kernel's record (exit statuses, cgroup directories).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync } from 'node:fs';
+import * as procpin from '../../dist/index.js';
+import { cgroupPlace } from '../../dist/contain/contain.js';
+import { isRoot, need, pkg, runNode, waitFor } from '../helpers.mjs';
+
+const { spawnGroup } = procpin;
+const place = cgroupPlace();
+const cgroupBase = typeof place === 'string' ? null : place.base;
+
+function cgroupsOf(pid) {
+  if (cgroupBase === null) return [];
+  return readdirSync(cgroupBase).filter((n) => n.startsWith(`procpin-${pid}-`));
+}
+
+function available(mode) {
+  if (mode === 'cgroup') return isRoot && cgroupBase !== null;
+  return isRoot || existsSync('/proc/sys/user/max_user_namespaces');
+}
+
+// The command dies by stop()'s SIGTERM at once; a member it started ignores SIGTERM, so the
+// grace runs out and the group's final SIGKILL ends the member. The result names the command's
+// own death, as for a plain group: the SIGKILL was for the member, not for the command.
+for (const mode of [undefined, 'pidns', 'cgroup']) {
+  const name = mode ?? 'group';
+  test(`${name}: stop() reports the command's own SIGTERM death although a member that ignores SIGTERM needed the final SIGKILL`, async (t) => {
+    if (mode && !need(t, available(mode), `${mode} needs root here`)) return;
+    const g = spawnGroup('sh', ['-c', `(trap '' TERM; echo ready; exec sleep 1000) & wait`], {
+      contain: mode,
+      stdio: ['ignore', 'pipe', 'ignore'],
+      grace: 300,
+    });
+    for await (const chunk of g.leader.stdout) if (String(chunk).includes('ready')) break;
+    const r = await g.stop();
+    assert.equal(r.signal, 'SIGTERM');
+    assert.equal(r.exitCode, null);
+    assert.equal(r.stoppedWhileRunning, true);
+    assert.equal(r.killed, true);
+  });
+}
+
+// A supervisor that ends by process.exit() or an uncaught exception kills its cgroup groups
+// (cgroup.kill) and removes their directories: nothing is left for a successor's sweep.
+for (const how of ['process.exit(3)', "throw new Error('boom')"]) {
+  test(`cgroup: a supervisor that ends by ${how} leaves no cgroup directory behind`, async (t) => {
+    if (!need(t, available('cgroup'), 'cgroup needs root here')) return;
+    const code = `
+      const { spawnGroup } = await import(${pkg});
+      const g = spawnGroup('sh', ['-c', 'setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo ready; exec sleep 1000'],
+        { contain: 'cgroup', stdio: ['ignore', 'pipe', 'ignore'] });
+      g.leader.stdout.once('data', () => { console.log(process.pid); ${how}; });`;
+    const r = await runNode(code);
+    const pid = Number(r.stdout.trim());
+    assert.ok(pid > 0, r.stdout + r.stderr);
+    assert.deepEqual(cgroupsOf(pid), []);
+  });
+}
+
+// A command with the power to move itself out of its cgroup (root writing cgroup.procs) still
+// leaves its process-group members within reach: they get killSignal and the final SIGKILL as
+// in a plain group, and the group settles.
+test('cgroup: a command that moves itself out of its cgroup cannot take its process-group members out of reach', { timeout: 20000 }, async (t) => {
+  if (!need(t, available('cgroup'), 'cgroup needs root here')) return;
+  const out = typeof place === 'string' ? '' : `${place.mount}/cgroup.procs`;
+  const g = spawnGroup('sh', ['-c', `echo $$ > ${out}; (trap 'exit 0' TERM; echo ready; while :; do sleep 0.05; done) & exec sleep 1000`], {
+    contain: 'cgroup',
+    stdio: ['ignore', 'pipe', 'ignore'],
+    grace: 5000,
+  });
+  let text = '';
+  const ended = new Promise((resolve) => g.leader.stdout.on('end', resolve));
+  g.leader.stdout.on('data', (d) => (text += d));
+  await waitFor(() => text.includes('ready'), { timeout: 10000, what: 'the member to start' });
+  const r = await g.stop();
+  assert.equal(r.signal, 'SIGTERM');
+  assert.equal(g.leader.reaped, true);
+  // The member (in the leader's process group, outside the cgroup) got stop()'s SIGTERM: the
+  // stream it held ends.
+  await ended;
+});

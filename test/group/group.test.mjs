@@ -1,0 +1,508 @@
+// SPEC Layer 3a against real processes: each rule of zombie-reserved group cleanup, checked in
+// the kernel's own record (/proc/PID/stat states, pgids, /proc/self/fd).
+// PROCPIN_NO_PIDFD_GROUP=1 runs the same file through the kill(-pgid) fallback
+// (test/group/group-fallback.test.mjs does that, and runs it under the old-kernel filter).
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as dc from 'node:diagnostics_channel';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { spawn as cpSpawn } from 'node:child_process';
+import { spawnGroup as realSpawnGroup, groupSignalsUsePidfd, ProcessGroup, GROUP_CHANNEL } from '../../dist/index.js';
+import { createRequire } from 'node:module';
+
+const { binding } = createRequire(import.meta.url)('../../dist/binding.js');
+import { isGone, procStatus, runNode, liveMembers, openFds, ourZombies, procStat, procState, tmpDir, waitFor } from '../helpers.mjs';
+
+const STRESS = process.env.PROCPIN_STRESS === '1';
+const expectPidfd = process.env.PROCPIN_EXPECT_GROUP_PATH;
+
+// Every group this file starts; a failing test must not leave its members running.
+const started = [];
+function spawnGroup(...args) {
+  const g = realSpawnGroup(...args);
+  started.push(g.pgid);
+  return g;
+}
+after(() => {
+  for (const pgid of started) for (const m of liveMembers(pgid)) try { process.kill(m.pid, 'SIGKILL'); } catch {}
+});
+
+/** Reads whitespace-separated pids from a file the group wrote. */
+function pidsIn(file) {
+  return readFileSync(file, 'utf8').split(/\s+/).filter(Boolean).map(Number);
+}
+
+
+/** Collects the diagnostics phases of one group. */
+function phasesOf(pidRef) {
+  const seen = [];
+  const onMessage = (m) => {
+    if (pidRef.pid === undefined || m.pid === pidRef.pid) seen.push({ ...m, leaderState: procState(m.pid) });
+  };
+  dc.subscribe('procpin:group', onMessage);
+  seen.stop = () => dc.unsubscribe('procpin:group', onMessage);
+  return seen;
+}
+
+function workdir(t) {
+  const d = tmpDir('procpin-group-');
+  t.after(() => d[Symbol.dispose]());
+  return d.path;
+}
+
+test('group signals take the path this run expects', () => {
+  const forced = process.env.PROCPIN_NO_PIDFD_GROUP === '1';
+  if (expectPidfd === 'pidfd') assert.equal(groupSignalsUsePidfd(), true);
+  else if (expectPidfd === 'kill' || forced) assert.equal(groupSignalsUsePidfd(), false);
+  else assert.equal(groupSignalsUsePidfd(), binding.hasPidfdGroupSignal());
+});
+
+test('the leader is held through a pidfd where the kernel has them', async () => {
+  const g = spawnGroup('sh', ['-c', 'exit 0'], { stdio: 'ignore' });
+  if (process.env.PROCPIN_EXPECT_NO_PIDFD === '1') assert.equal(g.leader.pidfd, -1);
+  else assert.ok(g.leader.pidfd >= 0);
+  await g.closed;
+  assert.equal(g.leader.pidfd, -1);
+});
+
+test('group signals go through the pidfd, or kill(-pgid) only while the leader is unreaped', async (t) => {
+  const calls = [];
+  const realKill = process.kill;
+  process.kill = function (pid, sig) {
+    if (pid < 0) calls.push({ pgid: -pid, sig, leader: procState(-pid) });
+    return realKill.call(process, pid, sig);
+  };
+  t.after(() => (process.kill = realKill));
+  const g = spawnGroup('sh', ['-c', 'sleep 30 & exit 0'], { stdio: 'ignore' });
+  await g.closed;
+  process.kill = realKill;
+  if (groupSignalsUsePidfd()) {
+    assert.deepEqual(calls, []);
+  } else {
+    assert.ok(calls.length >= 3, `kill(-pgid) calls: ${JSON.stringify(calls)}`);
+    for (const c of calls) {
+      assert.equal(c.pgid, g.pgid);
+      assert.equal(c.leader, 'Z', 'signalled a group whose leader was not reserved');
+    }
+    assert.equal(calls.at(-1).sig, 9);
+  }
+});
+
+test('a leader that backgrounds sleep and exits leaves no survivor, and is reaped only after the group SIGKILL', async (t) => {
+  const dir = workdir(t);
+  const pids = join(dir, 'pids');
+  const ref = {};
+  const phases = phasesOf(ref);
+  t.after(() => phases.stop());
+  const g = spawnGroup('sh', ['-c', `sleep 30 & echo $! >> ${pids}; sleep 30 & echo $! >> ${pids}; exit 3`], {
+    stdio: 'ignore',
+  });
+  ref.pid = g.pid;
+  assert.equal(g.pgid, g.pid);
+  assert.equal(g.state, 'running');
+  const info = await g.exited;
+  assert.equal(info.exitCode, 3);
+  const result = await g.closed;
+  assert.equal(g.state, 'released');
+  assert.deepEqual(result, {
+    exitCode: 3,
+    signal: null,
+    timedOut: false,
+    aborted: false,
+    stoppedWhileRunning: false,
+    killed: false,
+  });
+  const members = pidsIn(pids);
+  assert.equal(members.length, 2);
+  await waitFor(() => liveMembers(g.pgid).length === 0, { what: 'no live member' });
+  for (const pid of members) assert.ok(isGone(pid), `member ${pid} survived`);
+  // The leader was a zombie at every phase up to the final kill, and reaped after it.
+  const byPhase = phases.map((p) => `${p.phase}:${p.leaderState}`);
+  assert.deepEqual(byPhase.slice(0, 3), ['exited:Z', 'signal:Z', 'signal:Z']);
+  const kill = phases.findLast((p) => p.phase === 'kill');
+  assert.equal(kill.leaderState, 'Z');
+  assert.equal(kill.signal, 'SIGKILL');
+  assert.ok(phases.indexOf(kill) < phases.findIndex((p) => p.phase === 'reaped'));
+  assert.notEqual(procState(g.pid), 'Z', 'the leader was reaped');
+});
+
+test("a member's TERM trap sees the leader's /proc state as Z while cleanup runs", async (t) => {
+  const dir = workdir(t);
+  const seen = join(dir, 'seen');
+  const ready = join(dir, 'ready');
+  const member = `trap 'cat /proc/'$LEADER'/stat > ${seen}; exit 0' TERM; touch ${ready}; while :; do sleep 0.05; done`;
+  const g = spawnGroup(
+    'sh',
+    ['-c', `LEADER=$$; export LEADER; sh -c "$MEMBER" & while [ ! -e ${ready} ]; do sleep 0.01; done; exit 0`],
+    { stdio: 'ignore', env: { ...process.env, MEMBER: member } },
+  );
+  await g.closed;
+  await waitFor(() => existsSync(seen) && readFileSync(seen, 'utf8').length > 0, { what: 'the trap output' });
+  const line = readFileSync(seen, 'utf8');
+  assert.equal(Number(line.split(' ')[0]), g.pid);
+  assert.equal(line.slice(line.lastIndexOf(')') + 2).split(' ')[0], 'Z');
+});
+
+test('a member that ignores SIGTERM dies by SIGKILL after the grace', async (t) => {
+  const dir = workdir(t);
+  const pidFile = join(dir, 'member');
+  const grace = 400;
+  const g = spawnGroup(
+    'sh',
+    ['-c', `sh -c 'trap "" TERM; echo $$ > ${pidFile}.tmp; mv ${pidFile}.tmp ${pidFile}; while :; do sleep 1; done' & while [ ! -e ${pidFile} ]; do sleep 0.01; done; exit 0`],
+    { stdio: 'ignore', grace },
+  );
+  const ref = { pid: g.pid };
+  const phases = phasesOf(ref);
+  t.after(() => phases.stop());
+  await g.exited;
+  const t0 = performance.now();
+  const result = await g.closed;
+  const took = performance.now() - t0;
+  assert.equal(result.killed, true);
+  assert.ok(took >= grace - 5, `cleaned after ${took} ms, before the grace ran out`);
+  assert.ok(took < grace + 1500, `cleaned after ${took} ms`);
+  const ended = phases.find((p) => p.phase === 'grace-ended');
+  assert.equal(ended.reason, 'grace');
+  assert.ok(ended.ms >= grace, `grace ended after ${ended.ms} ms`);
+  const kill = phases.findLast((p) => p.phase === 'kill');
+  assert.ok(kill.ms >= grace && kill.ms < grace + 1000, `SIGKILL after ${kill.ms} ms`);
+  const member = pidsIn(pidFile)[0];
+  await waitFor(() => isGone(member), { what: 'the member to die' });
+  await waitFor(() => liveMembers(g.pgid).length === 0, { what: 'no live member' });
+});
+
+test('the grace ends early when every member has exited', async (t) => {
+  const g = spawnGroup('sh', ['-c', 'sleep 30 & sleep 30 & exit 0'], { stdio: 'ignore', grace: 20000 });
+  const ref = { pid: g.pid };
+  const phases = phasesOf(ref);
+  t.after(() => phases.stop());
+  await g.exited;
+  const t0 = performance.now();
+  const result = await g.closed;
+  assert.ok(performance.now() - t0 < 2000);
+  assert.equal(result.killed, false);
+  assert.equal(phases.find((p) => p.phase === 'grace-ended').reason, 'empty');
+});
+
+test('a stopped member gets SIGCONT after killSignal and ends within the grace', async (t) => {
+  // The leader waits for the stopped member and ignores SIGTERM itself (set after the fork), so
+  // the member ends only if something continues it: the group never becomes orphaned with a
+  // stopped member, which would make the kernel send SIGHUP and SIGCONT on its own.
+  const dir = workdir(t);
+  const pidFile = join(dir, 'member');
+  const g = spawnGroup(
+    'sh',
+    ['-c', `sh -c 'echo $$ > ${pidFile}; kill -STOP $$; sleep 30' & M=$!; trap "" TERM; touch ${pidFile}.leader; wait $M; exit 0`],
+    { stdio: 'ignore', grace: 20000 },
+  );
+  await waitFor(() => existsSync(`${pidFile}.leader`), { what: 'the leader to ignore SIGTERM' });
+  await waitFor(() => existsSync(pidFile) && readFileSync(pidFile, 'utf8').endsWith('\n'), { what: 'the member pid' });
+  const member = pidsIn(pidFile)[0];
+  await waitFor(() => procState(member) === 'T', { what: 'the member to stop' });
+  const t0 = performance.now();
+  const result = await g.stop();
+  assert.ok(performance.now() - t0 < 3000, 'waited for the grace');
+  assert.equal(result.killed, false);
+  assert.equal(result.exitCode, 0);
+  assert.ok(isGone(member));
+});
+
+test('a member forking in a loop during cleanup leaves no survivor (repeated)', async (t) => {
+  const rounds = STRESS ? 100 : 20;
+  const dir = workdir(t);
+  for (let i = 0; i < rounds; i++) {
+    // The leader exits once the member ignores SIGTERM and has started forking.
+    const ready = join(dir, `ready${i}`);
+    const g = spawnGroup(
+      'sh',
+      ['-c', `sh -c 'trap "" TERM; touch ${ready}; while :; do sleep 5 & done' & while [ ! -e ${ready} ]; do sleep 0.01; done; exit 0`],
+      { stdio: 'ignore', grace: 30 },
+    );
+    const result = await g.closed;
+    assert.equal(result.killed, true);
+    await waitFor(() => liveMembers(g.pgid).length === 0, {
+      timeout: 5000,
+      what: `no survivor in round ${i}`,
+    });
+  }
+});
+
+test('timeout stops a running leader: timedOut, stoppedWhileRunning, the leader ended by killSignal', async () => {
+  const t0 = performance.now();
+  const g = spawnGroup('sleep', ['30'], { stdio: 'ignore', timeout: 150 });
+  const result = await g.closed;
+  const took = performance.now() - t0;
+  assert.ok(took >= 145 && took < 2000, `took ${took} ms`);
+  assert.deepEqual(result, {
+    exitCode: null,
+    signal: 'SIGTERM',
+    timedOut: true,
+    aborted: false,
+    stoppedWhileRunning: true,
+    killed: false,
+  });
+});
+
+test('a leader that exits before its timeout is cleaned as an exit, not timed out', async () => {
+  const g = spawnGroup('sh', ['-c', 'exit 4'], { stdio: 'ignore', timeout: 60000 });
+  const result = await g.closed;
+  assert.equal(result.timedOut, false);
+  assert.equal(result.exitCode, 4);
+});
+
+test('abort stops a running leader: aborted and stoppedWhileRunning', async () => {
+  const ac = new AbortController();
+  const g = spawnGroup('sh', ['-c', 'sleep 30 & exec sleep 30'], { stdio: 'ignore', signal: ac.signal });
+  await waitFor(() => liveMembers(g.pgid).length === 2, { what: 'two members' });
+  ac.abort();
+  const result = await g.closed;
+  assert.equal(result.aborted, true);
+  assert.equal(result.stoppedWhileRunning, true);
+  assert.equal(result.signal, 'SIGTERM');
+  await waitFor(() => liveMembers(g.pgid).length === 0, { what: 'no live member' });
+});
+
+test('an already aborted signal starts the command and stops it at once', async () => {
+  const g = spawnGroup('sleep', ['30'], { stdio: 'ignore', signal: AbortSignal.abort() });
+  const result = await g.closed;
+  assert.equal(result.aborted, true);
+  assert.equal(result.signal, 'SIGTERM');
+});
+
+test('concurrent stop() calls share one cleanup; later calls get the same promise', async () => {
+  const g = spawnGroup('sh', ['-c', 'trap "" TERM; sleep 30 & wait'], { stdio: 'ignore', grace: 100 });
+  await waitFor(() => liveMembers(g.pgid).length === 2, { what: 'two members' });
+  const ref = { pid: g.pid };
+  const phases = phasesOf(ref);
+  const a = g.stop();
+  const b = g.stop();
+  // asyncDispose is the same cleanup, resolving to undefined (as `await using` wants).
+  const c = g[Symbol.asyncDispose]();
+  assert.equal(a, b);
+  assert.equal(g.state, 'cleaning');
+  const result = await a;
+  assert.equal(await c, undefined);
+  phases.stop();
+  assert.equal(g.stop(), a);
+  assert.equal(result.stoppedWhileRunning, true);
+  assert.equal(result.killed, true);
+  assert.equal(result.signal, 'SIGKILL');
+  assert.equal(phases.filter((p) => p.phase === 'signal' && p.signal === 'SIGTERM').length, 1);
+});
+
+test('signal() reaches the whole group while it is ours and returns false once released', async (t) => {
+  const dir = workdir(t);
+  const a = join(dir, 'a');
+  const b = join(dir, 'b');
+  const script = (f) => `trap 'echo got > ${f}; exit 0' USR1; touch ${f}.ready; while :; do sleep 0.05; done`;
+  // The leader handles USR1 too and stays until both members have answered, so that its own
+  // exit (and the cleanup's SIGTERM) cannot overtake their traps.
+  const g = spawnGroup(
+    'sh',
+    ['-c', `trap : USR1; sh -c "${script(a)}" & sh -c "${script(b)}" & while [ ! -e ${a} ] || [ ! -e ${b} ]; do sleep 0.01; done`],
+    { stdio: 'ignore' },
+  );
+  await waitFor(() => existsSync(`${a}.ready`) && existsSync(`${b}.ready`), { what: 'the traps' });
+  assert.equal(g.signal(0), true);
+  assert.equal(g.signal('SIGUSR1'), true);
+  await waitFor(() => existsSync(a) && existsSync(b), { what: 'both members to get SIGUSR1' });
+  await g.closed; // the leader exits once both have answered
+  assert.equal(g.state, 'released');
+  assert.equal(g.signal('SIGTERM'), false);
+  assert.equal(g.signal(0), false);
+  assert.throws(() => g.signal('SIGNOPE'), { code: 'ERR_UNKNOWN_SIGNAL' });
+});
+
+test('the state goes running, reserved, cleaning, released', async () => {
+  const g = spawnGroup('sh', ['-c', 'exit 0'], { stdio: 'ignore' });
+  assert.equal(g.state, 'running');
+  await g.exited;
+  assert.equal(g.state, 'reserved');
+  assert.equal(procState(g.pid), 'Z');
+  await new Promise((r) => setImmediate(r));
+  assert.ok(['cleaning', 'released'].includes(g.state));
+  await g.closed;
+  assert.equal(g.state, 'released');
+});
+
+test('a released group holds no descriptor and leaves no zombie', async () => {
+  const before = openFds();
+  const g = spawnGroup('sh', ['-c', 'sleep 30 & exit 0'], { stdio: 'ignore' });
+  const pidfd = g.leader.pidfd;
+  await g.closed;
+  assert.deepEqual(openFds(), before);
+  if (pidfd >= 0) assert.ok(!openFds().includes(pidfd) || before.includes(pidfd));
+  assert.deepEqual(ourZombies(), []);
+});
+
+test('with piped stdio a released group holds no descriptor once its output has been read', async () => {
+  const before = openFds();
+  const g = spawnGroup('sh', ['-c', 'echo hi; echo err >&2; sleep 30 & exit 0']);
+  let out = '';
+  g.leader.stdout.on('data', (d) => (out += d));
+  g.leader.stderr.resume();
+  const closedOut = new Promise((r) => g.leader.stdout.once('close', r));
+  const closedErr = new Promise((r) => g.leader.stderr.once('close', r));
+  await g.closed;
+  await closedOut;
+  await closedErr;
+  assert.equal(out, 'hi\n');
+  assert.equal(g.leader.stdin.destroyed, true);
+  await waitFor(() => openFds().length === before.length, { what: 'the descriptors to close' });
+});
+
+test('30 groups at once with random exits and stops leave no process in their groups, no zombie, no fd growth', async () => {
+  const n = STRESS ? 200 : 30;
+  const fdsBefore = openFds().length;
+  const groups = [];
+  for (let i = 0; i < n; i++) {
+    const delay = (Math.random() * 0.2).toFixed(3);
+    const code = i % 7;
+    const g = spawnGroup('sh', ['-c', `sleep 30 & sleep 30 & (trap "" TERM; sleep 30) & sleep ${delay}; exit ${code}`], {
+      stdio: 'ignore',
+      grace: 100,
+    });
+    groups.push({ g, code });
+    if (i % 3 === 0) setTimeout(() => g.stop(), Math.random() * 200);
+  }
+  const results = await Promise.all(groups.map(({ g }) => g.closed));
+  results.forEach((r, i) => {
+    if (!r.stoppedWhileRunning) assert.equal(r.exitCode, groups[i].code);
+  });
+  await waitFor(() => groups.every(({ g }) => liveMembers(g.pgid).length === 0), {
+    timeout: 10000,
+    what: 'every group empty',
+  });
+  assert.deepEqual(ourZombies(), []);
+  assert.equal(openFds().length, fdsBefore);
+  for (const { g } of groups) assert.equal(g.state, 'released');
+});
+
+test('spawnGroup(file, options) takes no arguments, as spawn does', async () => {
+  const g = spawnGroup('true', { stdio: 'ignore', grace: 100 });
+  assert.equal((await g.closed).exitCode, 0);
+});
+
+test('options are validated before anything starts', () => {
+  const fds = openFds().length;
+  assert.throws(() => spawnGroup('sleep', ['1'], { grace: -1 }), { code: 'ERR_OUT_OF_RANGE' });
+  assert.throws(() => spawnGroup('sleep', ['1'], { grace: 1.5 }), { code: 'ERR_OUT_OF_RANGE' });
+  assert.throws(() => spawnGroup('sleep', ['1'], { timeout: 'x' }), { code: 'ERR_INVALID_ARG_TYPE' });
+  assert.throws(() => spawnGroup('sleep', ['1'], { killSignal: 'SIGNOPE' }), { code: 'ERR_UNKNOWN_SIGNAL' });
+  assert.throws(() => spawnGroup('sleep', ['1'], { signal: {} }), { code: 'ERR_INVALID_ARG_TYPE' });
+  assert.throws(() => spawnGroup('sleep', ['1'], { processGroup: 'inherit' }), { code: 'ERR_INVALID_ARG_VALUE' });
+  assert.throws(() => spawnGroup('sleep', ['1'], null), { code: 'ERR_INVALID_ARG_TYPE' });
+  assert.throws(() => spawnGroup('sleep', 'x'), { code: 'ERR_INVALID_ARG_TYPE' });
+  assert.throws(() => spawnGroup('sleep', {}, {}), { code: 'ERR_INVALID_ARG_TYPE' });
+  assert.throws(() => spawnGroup(42), { code: 'ERR_INVALID_ARG_TYPE' });
+  assert.equal(openFds().length, fds);
+  assert.deepEqual(ourZombies(), []);
+});
+
+async function leaderOfKilledSupervisor(options) {
+  // A supervisor that starts a group and is then SIGKILLed: it runs no cleanup at all.
+  const code = `import { spawnGroup } from ${JSON.stringify(new URL('../../dist/index.js', import.meta.url).pathname)};
+    const g = spawnGroup('sleep', ['30'], { stdio: 'ignore', ...${JSON.stringify(options)} });
+    console.log(g.pid); setInterval(() => {}, 1000);`;
+  const sup = cpSpawn(process.execPath, ['--input-type=module', '-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  sup.stdout.on('data', (d) => (out += d));
+  await waitFor(() => out.includes('\n'), { what: 'the leader pid' });
+  const pid = Number(out.trim());
+  await waitFor(() => procState(pid) === 'S', { what: 'the leader to run' });
+  sup.kill('SIGKILL');
+  await new Promise((r) => sup.once('exit', r));
+  return { pid, supPid: sup.pid };
+}
+
+test('the leader dies with its supervisor by default (parentDeathSignal SIGKILL)', async () => {
+  const { pid } = await leaderOfKilledSupervisor({});
+  await waitFor(() => isGone(pid), { what: 'the leader to die with its supervisor' });
+});
+
+test('parentDeathSignal: null leaves the leader running when its supervisor dies', async () => {
+  const { pid, supPid } = await leaderOfKilledSupervisor({ parentDeathSignal: null });
+  try {
+    // The parent-death signal is sent while the dying parent's children are re-parented: once
+    // the leader has a new parent, no signal is pending and it still sleeps.
+    const st = procStatus(pid);
+    assert.notEqual(Number(st.PPid), supPid);
+    assert.match(st.ShdPnd, /^0+$/);
+    assert.match(st.SigPnd, /^0+$/);
+    assert.equal(procState(pid), 'S');
+  } finally {
+    process.kill(pid, 'SIGKILL');
+  }
+});
+
+test('a command that cannot start throws as spawn does and leaves nothing behind', () => {
+  const fds = openFds().length;
+  assert.throws(() => realSpawnGroup('/nonexistent/procpin-nothing', [], { stdio: 'ignore' }), (err) => {
+    assert.equal(err.code, 'ENOENT');
+    assert.equal(err.path, '/nonexistent/procpin-nothing');
+    return true;
+  });
+  assert.equal(openFds().length, fds);
+  assert.deepEqual(ourZombies(), []);
+});
+
+test('ProcessGroup cannot be constructed directly, and its channel is procpin:group', () => {
+  assert.throws(() => new ProcessGroup(), TypeError);
+  assert.throws(() => new ProcessGroup(Symbol('x'), {}, {}), TypeError);
+  assert.equal(GROUP_CHANNEL, 'procpin:group');
+});
+
+test('a supervisor that exits with a group still running leaves no member behind', async () => {
+  const code = `import { spawnGroup } from ${JSON.stringify(new URL('../../dist/index.js', import.meta.url).pathname)};
+    const g = spawnGroup('sh', ['-c', 'trap "" TERM; sleep 30 & echo $!; wait'], { stdio: ['ignore', 'pipe', 'ignore'], parentDeathSignal: null, grace: 60000 });
+    g.leader.stdout.once('data', (d) => { process.stdout.write(g.pgid + ' ' + d); process.exit(0); });`;
+  const r = await runNode(code);
+  assert.equal(r.code, 0, r.stderr);
+  const [pgid, member] = r.stdout.trim().split(/\s+/).map(Number);
+  started.push(pgid);
+  await waitFor(() => isGone(member), { what: 'the member to die with the supervisor' });
+  await waitFor(() => liveMembers(pgid).length === 0, { what: 'an empty group' });
+});
+
+// Holds the event loop (on purpose) until the leader is a zombie and `ms` have passed, so that its
+// exit has happened but the pidfd watch has not reported it yet.
+function holdLoopUntilZombie(pid, ms = 0) {
+  const t0 = performance.now();
+  const end = t0 + 10000;
+  while (procState(pid) !== 'Z' || performance.now() - t0 < ms) {
+    if (performance.now() > end) throw new Error('the leader did not exit');
+  }
+}
+
+test('a leader that exited just before its timeout fired is cleaned as an exit, not timed out', async () => {
+  const g = spawnGroup('sh', ['-c', 'exit 5'], { stdio: 'ignore', timeout: 30 });
+  // Timers run before the poll phase: the timeout fires first, with the exit not yet reported.
+  holdLoopUntilZombie(g.pid, 60);
+  assert.equal(g.state, 'running');
+  const result = await g.closed;
+  assert.equal(result.timedOut, false);
+  assert.equal(result.stoppedWhileRunning, false);
+  assert.equal(result.exitCode, 5);
+});
+
+test('an abort just after the leader exited (not yet reported) is cleaned as an exit, not aborted', async () => {
+  const ac = new AbortController();
+  const g = spawnGroup('sh', ['-c', 'exit 6'], { stdio: 'ignore', signal: ac.signal });
+  holdLoopUntilZombie(g.pid);
+  ac.abort();
+  const result = await g.closed;
+  assert.equal(result.aborted, false);
+  assert.equal(result.stoppedWhileRunning, false);
+  assert.equal(result.exitCode, 6);
+});
+
+test('stop() just after the leader exited (not yet reported) says stoppedWhileRunning: false', async () => {
+  const g = spawnGroup('sh', ['-c', 'exit 7'], { stdio: 'ignore' });
+  holdLoopUntilZombie(g.pid);
+  assert.equal(g.state, 'running', 'the watch has not reported yet');
+  const result = await g.stop();
+  assert.equal(result.stoppedWhileRunning, false);
+  assert.equal(result.exitCode, 7);
+});

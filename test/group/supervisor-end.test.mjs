@@ -1,0 +1,239 @@
+// However the supervisor ends, nothing it started outlives it (SPEC "However the supervisor
+// ends"). The supervisor is a child node process with two groups of three live members each (a
+// shell leader and two background sleeps that nothing but a group signal reaches); the test ends
+// it in one way and asserts its own exit status and 0 members alive afterwards.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn as cpSpawn, spawnSync } from 'node:child_process';
+import { Worker } from 'node:worker_threads';
+import { isGone, liveMembers, need, pkg, procStat, waitFor } from '../helpers.mjs';
+
+const has = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
+
+// Two groups; prints READY <pgids> once every member runs, then (with `go`, once a line comes
+// on stdin) runs `then`.
+function supervisorCode(then, { before = '', go = false } = {}) {
+  return `
+    ${before}
+    const { spawnGroup } = await import(${pkg});
+    const groups = [0, 1].map(() => spawnGroup('sh', ['-c', 'sleep 1000 & sleep 1000 & wait'], { stdio: 'ignore' }));
+    const { readdirSync, readFileSync } = await import('node:fs');
+    const count = (pgid) => readdirSync('/proc').filter((n) => {
+      try { const s = readFileSync('/proc/' + n + '/stat', 'utf8'); const r = s.slice(s.lastIndexOf(')') + 2).split(' ');
+        return Number(r[2]) === pgid && r[0] !== 'Z'; } catch { return false; }
+    }).length;
+    const t0 = Date.now();
+    while (groups.some((g) => count(g.pgid) < 3) && Date.now() - t0 < 10000) await new Promise((r) => setTimeout(r, 5));
+    if (${JSON.stringify(!then.includes('parentPort'))}) process.stdout.write('READY ' + JSON.stringify(groups.map((g) => g.pgid)) + '\\n');
+    ${go ? "await new Promise((r) => process.stdin.once('data', r)); process.stdin.pause(); process.stdin.unref?.();" : ''}
+    ${then}`;
+}
+
+// Starts the supervisor (through sh for `ulimit -c 0`: no core files for SIGABRT and SIGQUIT).
+function startSupervisor(code, { nodeArgs = [], groups = true } = {}) {
+  const args = [...nodeArgs, '--input-type=module', '-e', code].map((a) => `'${a.replace(/'/g, `'\\''`)}'`);
+  const sup = cpSpawn('sh', ['-c', `ulimit -c 0; exec ${process.execPath} ${args.join(' ')}`], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  sup.stdout.on('data', (d) => (out += d));
+  sup.stderr.on('data', (d) => (err += d));
+  const done = new Promise((resolve) => sup.on('close', (code, signal) => resolve({ code, signal })));
+  const ready = !groups ? null : waitFor(() => /READY (\[.*\])/.exec(out)?.[1], { timeout: 15000, what: 'the supervisor to start its groups' })
+    .then((s) => JSON.parse(s))
+    .catch((e) => {
+      throw new Error(`${e.message}\n${err}`);
+    });
+  return { sup, ready, done, output: () => out + err };
+}
+
+// Members still alive (not zombies) of the given groups, after waiting (bounded) for them to go.
+async function survivors(pgids, ms = 3000) {
+  const alive = () => pgids.flatMap((g) => liveMembers(g).map((m) => m.pid));
+  await waitFor(() => alive().length === 0, { timeout: ms, what: 'every member gone' }).catch(() => {});
+  return alive();
+}
+
+// Test cleanup: kill what survived, by pid, while it still is what we saw.
+function killLeft(pgids) {
+  for (const g of pgids) {
+    for (const m of liveMembers(g)) {
+      try {
+        process.kill(m.pid, 'SIGKILL');
+      } catch {}
+    }
+  }
+}
+
+async function endAndCount(t, { code, nodeArgs, end, expect }) {
+  const s = startSupervisor(code, { nodeArgs });
+  const pgids = await s.ready;
+  t.after(() => killLeft(pgids));
+  assert.equal(pgids.flatMap((g) => liveMembers(g)).length, 6);
+  s.sup.stdin.write('go\n');
+  end?.(s.sup);
+  const status = await s.done;
+  const left = await survivors(pgids);
+  t.diagnostic(`status ${JSON.stringify(status)}, ${left.length} of 6 members alive afterwards`);
+  assert.deepEqual(left, [], `members alive after the supervisor ended: ${s.output()}`);
+  assert.deepEqual(status, expect, s.output());
+}
+
+const idle = 'setInterval(() => {}, 1000);';
+
+for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGQUIT']) {
+  test(`a supervisor ended by ${sig} with no listener of its own kills every group and still dies by ${sig}`, async (t) => {
+    await endAndCount(t, {
+      code: supervisorCode(idle),
+      end: (sup) => sup.kill(sig),
+      expect: { code: null, signal: sig },
+    });
+  });
+}
+
+test('a supervisor whose application listens for SIGTERM lets it decide, and its exit still kills every group', async (t) => {
+  await endAndCount(t, {
+    code: supervisorCode(`process.on('SIGTERM', () => setTimeout(() => process.exit(9), 20)); ${idle}`),
+    end: (sup) => sup.kill('SIGTERM'),
+    expect: { code: 9, signal: null },
+  });
+});
+
+test('a supervisor that calls abort() kills every group and still dies by SIGABRT', async (t) => {
+  await endAndCount(t, { code: supervisorCode('process.abort();', { go: true }), expect: { code: null, signal: 'SIGABRT' } });
+});
+
+test('a supervisor that runs out of memory kills every group and still dies by SIGABRT', async (t) => {
+  await endAndCount(t, {
+    nodeArgs: ['--max-old-space-size=16'],
+    code: supervisorCode('const hog = []; for (;;) hog.push(new Array(1e5).fill({ x: Math.random() }));', { go: true }),
+    expect: { code: null, signal: 'SIGABRT' },
+  });
+});
+
+test("a supervisor ended by process.exit() in another library's 'exit' listener kills every group", async (t) => {
+  // That listener is registered before procpin's, so procpin's 'exit' listener never runs.
+  await endAndCount(t, {
+    code: supervisorCode('process.exit(0);', { before: "process.on('exit', () => process.exit(5));", go: true }),
+    expect: { code: 5, signal: null },
+  });
+});
+
+test('a supervisor ended by process.reallyExit kills every group', async (t) => {
+  await endAndCount(t, { code: supervisorCode('process.reallyExit(7);', { go: true }), expect: { code: 7, signal: null } });
+});
+
+test('a supervisor ended by an uncaught exception kills every group', async (t) => {
+  await endAndCount(t, {
+    code: supervisorCode("setTimeout(() => { throw new Error('boom'); }, 1);", { go: true }),
+    expect: { code: 1, signal: null },
+  });
+});
+
+test('a supervisor whose event loop runs dry with unreferenced groups kills them as it exits', async (t) => {
+  await endAndCount(t, { code: supervisorCode('for (const g of groups) g.leader.unref();', { go: true }), expect: { code: 0, signal: null } });
+});
+
+test('^C typed at a terminal reaches the groups that are not in the foreground, and the supervisor dies by SIGINT', async (t) => {
+  if (!need(t, has('python3'), 'python3 (pty module) for a pseudo-terminal')) return;
+  // python3 runs the supervisor on a new pseudo-terminal (pty.fork: a new session whose
+  // foreground group is the supervisor's), waits for READY, types ^C and reports the status.
+  const code = supervisorCode(idle);
+  const py = `
+import os, pty, sys, time, json, signal
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(${JSON.stringify(process.execPath)}, [${JSON.stringify(process.execPath)}, '--input-type=module', '-e', sys.argv[1]])
+buf = b''
+end = time.time() + 15
+while b'READY' not in buf or not buf.endswith(b'\\n'):
+    if time.time() > end: break
+    try: buf += os.read(fd, 4096)
+    except OSError: break
+line = [l for l in buf.decode().splitlines() if l.startswith('READY')]
+print(line[0] if line else 'NOREADY', flush=True)
+os.write(fd, b'\\x03')
+_, st = os.waitpid(pid, 0)
+print('STATUS', json.dumps({'code': os.WEXITSTATUS(st) if os.WIFEXITED(st) else None, 'signal': os.WTERMSIG(st) if os.WIFSIGNALED(st) else None}), flush=True)
+`;
+  const r = spawnSync('python3', ['-c', py, code], { encoding: 'utf8', timeout: 30000 });
+  const ready = /READY (\[.*\])/.exec(r.stdout);
+  assert.ok(ready, r.stdout + r.stderr);
+  const pgids = JSON.parse(ready[1]);
+  t.after(() => killLeft(pgids));
+  const status = JSON.parse(/STATUS (.*)/.exec(r.stdout)[1]);
+  const left = await survivors(pgids);
+  t.diagnostic(`status ${JSON.stringify(status)}, ${left.length} of 6 members alive afterwards`);
+  assert.deepEqual(left, []);
+  assert.deepEqual(status, { code: null, signal: 2 });
+});
+
+test("worker.terminate() kills the Worker's own groups and leaves the process's alone", async (t) => {
+  const mine = (await import('../../dist/index.js')).spawnGroup('sleep', ['1000'], { stdio: 'ignore' });
+  t.after(() => mine.stop());
+  const w = new Worker(
+    `(async () => {
+      const { parentPort } = await import('node:worker_threads');
+      ${supervisorCode('parentPort.postMessage(groups.map((g) => g.pgid));')}
+    })()`,
+    { eval: true },
+  );
+  const pgids = await new Promise((resolve, reject) => {
+    w.once('message', resolve);
+    w.once('error', reject);
+  });
+  t.after(() => killLeft(pgids));
+  assert.equal(pgids.flatMap((g) => liveMembers(g)).length, 6);
+  await w.terminate();
+  const left = await survivors(pgids);
+  t.diagnostic(`${left.length} of 6 members alive after terminate()`);
+  assert.deepEqual(left, []);
+  assert.equal(mine.state, 'running');
+  assert.ok(!isGone(mine.pid) && procStat(mine.pid).ppid === process.pid);
+});
+
+test('a cgroup.kill descriptor in the end-kill table is written when the supervisor exits', async (t) => {
+  const { readFileSync, mkdirSync, rmdirSync, writeFileSync } = await import('node:fs');
+  const line = readFileSync('/proc/self/mountinfo', 'utf8').split('\n').find((l) => / - cgroup2 /.test(l));
+  const mount = line?.split(' ')[4];
+  let dir = null;
+  if (mount) {
+    dir = `${mount}/procpin-endkill-${process.pid}`;
+    try {
+      mkdirSync(dir);
+    } catch {
+      dir = null;
+    }
+  }
+  if (!need(t, dir, 'a writable cgroup2 mount (root)')) return;
+  t.after(() => {
+    try {
+      writeFileSync(`${dir}/cgroup.kill`, '1');
+    } catch {}
+    for (let i = 0; i < 200; i++) {
+      try {
+        rmdirSync(dir);
+        break;
+      } catch {}
+    }
+  });
+  // The supervisor moves a sleep into the cgroup, registers its cgroup.kill and exits.
+  const code = `
+    const { binding } = await import(${JSON.stringify(pkg.slice(1, -1).replace(/index\.js$/, 'binding.js'))});
+    const { openSync, writeFileSync } = await import('node:fs');
+    const { spawn } = await import('node:child_process');
+    const s = spawn('sleep', ['1000'], { stdio: 'ignore', detached: true });
+    await new Promise((r) => s.once('spawn', r));
+    writeFileSync(${JSON.stringify(dir)} + '/cgroup.procs', String(s.pid));
+    s.unref();
+    const slot = binding.endKillCgroup(openSync(${JSON.stringify(dir)} + '/cgroup.kill', 'w'));
+    console.log(JSON.stringify({ pid: s.pid, slot }));
+    process.exit(0);`;
+  const s = startSupervisor(code, { groups: false });
+  await s.done;
+  const o = JSON.parse(s.output().trim().split('\n')[0]);
+  assert.ok(o.slot >= 0, s.output());
+  await waitFor(() => isGone(o.pid), { timeout: 3000, what: 'the cgroup member killed at exit' });
+  assert.match(readFileSync(`${dir}/cgroup.events`, 'utf8'), /populated 0/);
+});
