@@ -1,0 +1,135 @@
+/**
+ * `contain: 'pidns'`: the command runs under `procpin-init` in a new pid namespace (and mount
+ * namespace; a user namespace too when unprivileged). The group's `pid` is procpin-init's
+ * (procpin's direct child); a signal to the group goes to it, and it passes it on to every
+ * process of the namespace. When it dies (SIGKILL of the supervisor included: its parent-death
+ * signal) the kernel kills the whole namespace.
+ * @module
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import { initExecutablePath } from '../binding';
+import { Child, spawnRewritten, type SpawnOptions, type SpawnSpec } from '../child/child';
+import { errnoException } from '../errors';
+import { ContainmentRefused, readText, type Holder } from './common';
+
+const { SIGKILL } = os.constants.signals;
+const STDIO_PIPE = -1;
+
+/** @internal Why `contain: 'pidns'` cannot work here, as far as can be known without trying; or null. */
+export function pidnsPrecheck(): string | null {
+  if (initExecutablePath() === null) return 'procpin-init was not built next to the addon';
+  if (process.geteuid?.() !== 0 && readText('/proc/sys/user/max_user_namespaces')?.trim() === '0') {
+    return 'user namespaces are disabled (user.max_user_namespaces is 0)';
+  }
+  return null;
+}
+
+/**
+ * @internal Starts procpin-init in front of the command; throws {@link ContainmentRefused} when
+ * a namespace was refused, the command's execve error (for `caller`) when it could not run.
+ */
+export function spawnPidns(
+  file: string,
+  args: readonly string[],
+  options: SpawnOptions,
+  killSignal: number,
+  grace: number,
+  caller: (...a: never[]) => unknown,
+): Child {
+  const init = initExecutablePath() as string;
+  const rewrite = (spec: SpawnSpec): SpawnSpec => {
+    const errIndex = spec.stdio.length;
+    return {
+      ...spec,
+      candidates: [init],
+      argv: [
+        init,
+        String(errIndex),
+        String(killSignal),
+        String(grace),
+        String(spec.candidates.length),
+        ...spec.candidates,
+        ...spec.argv,
+      ],
+      stdio: [...spec.stdio, STDIO_PIPE],
+      internal: 1,
+    };
+  };
+  const child = spawnRewritten(file, [...args], options, rewrite);
+  // procpin-init writes here what failed before the command's execve; the command's execve
+  // closes the last copy. Reading to the end is the spawn's own wait, as vfork is for a plain one.
+  const [fd] = Child.takeInternalFds(child);
+  let text = '';
+  if (fd !== undefined && fd >= 0) {
+    const buf = Buffer.alloc(128);
+    try {
+      for (;;) {
+        let n: number;
+        try {
+          n = fs.readSync(fd, buf, 0, buf.length, null);
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code === 'EAGAIN' || (err as NodeJS.ErrnoException).code === 'EINTR') continue;
+          throw err;
+        }
+        if (n === 0) break;
+        text += buf.toString('latin1', 0, n);
+      }
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+  const m = /^(\w+) (\d+)/.exec(text);
+  if (m === null) return child;
+  // Nothing of the command runs: procpin-init exits at once; reap it as soon as it does.
+  child.close();
+  const stage = m[1] as string;
+  const errno = -Number(m[2]);
+  if (stage === 'exec') {
+    throw errnoException(errno, 'execve', { path: file, spawnargs: [...args] } as never, caller);
+  }
+  const e = errnoException(errno, stage === 'mount' ? 'mount' : 'clone', {});
+  throw new ContainmentRefused(
+    stage === 'userns'
+      ? `a user namespace was refused (${e.message})`
+      : stage === 'mount'
+        ? `the namespace's /proc could not be mounted (${e.message})`
+        : `a pid namespace was refused (${e.message})`,
+  );
+}
+
+// procpin-init's request for the group's final SIGKILL (SIGRTMAX), and how long it has to answer.
+const KILL_ALL = 64;
+const KILL_ALL_ANSWER_MS = 1000;
+
+/** @internal The group's side of a pidns containment. */
+export function pidnsHolder(child: Child, fallback: string[]): Holder {
+  let backstop: NodeJS.Timeout | null = null;
+  return {
+    kind: 'pidns',
+    fallback,
+    // procpin-init passes it on to every process of the namespace. The group's SIGKILL is asked
+    // of it (KILL_ALL): it SIGKILLs the namespace and then reports the command's own status, so a
+    // command that died by killSignal is not reported as SIGKILLed for a member's sake. Should it
+    // not answer (stopped, wedged), it gets the SIGKILL itself; its parent-death signal is the
+    // backstop when the supervisor ends first.
+    signal(sig) {
+      if (sig !== SIGKILL) return child.kill(sig) ? 'ok' : 'ESRCH';
+      if (!child.kill(KILL_ALL)) return 'ESRCH';
+      if (backstop === null) {
+        backstop = setTimeout(() => child.kill(SIGKILL), KILL_ALL_ANSWER_MS);
+        backstop.unref();
+        child.exited.then(
+          () => clearTimeout(backstop ?? undefined),
+          () => clearTimeout(backstop ?? undefined),
+        );
+      }
+      return 'ok';
+    },
+    // procpin-init exits only once its namespace is empty (its pid 1's exit kills the rest).
+    members() {
+      return child.poll() === null ? 1 : 0;
+    },
+    release: () => Promise.resolve(),
+  };
+}
