@@ -8,9 +8,11 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { isMainThread } from 'node:worker_threads';
 import { binding } from '../binding';
 import { Child, spawnRewritten, type SpawnOptions } from '../child/child';
 import type { SendResult } from '../group/logic';
+import { errnoException } from '../errors';
 import { ContainmentRefused, readText, type Holder } from './common';
 
 const { SIGKILL } = os.constants.signals;
@@ -212,7 +214,17 @@ function rmdirTree(dir: string): boolean {
   }
 }
 
-function makeCgroup(): { dir: string; rel: string; procs: number } | string {
+interface NewCgroup {
+  dir: string;
+  rel: string;
+  /** cgroup.procs, open for the child to write itself into; closed once it was spawned. */
+  procs: number;
+  /** cgroup.kill, open for the group's lifetime, and its end-kill table slot. */
+  kill: number;
+  slot: number;
+}
+
+function makeCgroup(): NewCgroup | string {
   const place = cgroupPlace();
   if (typeof place === 'string') return place;
   if (selfStart === undefined) selfStart = startTime('self');
@@ -223,27 +235,56 @@ function makeCgroup(): { dir: string; rel: string; procs: number } | string {
   } catch (err) {
     return `${dir} cannot be made (${(err as Error).message})`;
   }
+  let procs = -1;
+  let kill = -1;
   try {
-    const procs = fs.openSync(path.join(dir, 'cgroup.procs'), fs.constants.O_WRONLY);
-    return { dir, rel: `/${path.relative(place.mount, dir)}`, procs };
+    procs = fs.openSync(path.join(dir, 'cgroup.procs'), fs.constants.O_WRONLY);
+    kill = fs.openSync(path.join(dir, 'cgroup.kill'), fs.constants.O_WRONLY);
   } catch (err) {
+    if (procs >= 0) fs.closeSync(procs);
     rmdirTree(dir);
-    return `${dir}/cgroup.procs cannot be opened (${(err as Error).message})`;
+    return `${dir}'s cgroup.procs and cgroup.kill cannot be opened (${(err as Error).message})`;
   }
+  // Before anything joins it: however this Worker or the process ends (terminate(), exit from
+  // anywhere, abort), the native end-kill table writes cgroup.kill, which reaches the members
+  // that left the process group as well.
+  const slot = binding.endKillCgroup(kill);
+  if (slot < 0) {
+    fs.closeSync(procs);
+    fs.closeSync(kill);
+    rmdirTree(dir);
+    throw errnoException(slot, 'spawn', {});
+  }
+  return { dir, rel: `/${path.relative(place.mount, dir)}`, procs, kill, slot };
 }
 
-// Cgroups of groups not yet released. A supervisor on its way out (process 'exit': no event loop
-// is left) kills each (cgroup.kill) and removes it once cgroup.events says it is empty, waiting
-// a bounded time: what the kernel has not emptied by then is left to a successor's sweep.
+function forgetCgroup(cg: NewCgroup): void {
+  binding.endKillRemove(cg.slot);
+  fs.closeSync(cg.kill);
+}
+
+// Cgroups of groups not yet released. A supervisor on its way out (process 'exit', or a signal
+// it has no listener for: no event loop is left) kills each (cgroup.kill) and removes it once
+// cgroup.events says it is empty, waiting a bounded time: what the kernel has not emptied by
+// then is left to a successor's sweep. The main thread also removes those of its Workers that
+// ended before it (their JavaScript could not): every cgroup named for this process.
 const liveCgroups = new Set<string>();
 let cgroupExitHooked = false;
 const EXIT_EMPTY_WAIT_MS = 1000;
 
-function removeLiveCgroups(): void {
+/** @internal Kills and removes this supervisor's cgroups: it is ending now. */
+export function endCgroups(): void {
+  const dirs = new Set(liveCgroups);
+  const place = placeCache;
+  if (isMainThread && typeof place === 'object' && selfStart !== undefined) {
+    const own = `procpin-${process.pid}-${selfStart ?? 0}-`;
+    for (const name of subdirs(place.base)) if (name.startsWith(own)) dirs.add(path.join(place.base, name));
+  }
+  if (dirs.size === 0) return;
   const deadline = performance.now() + EXIT_EMPTY_WAIT_MS;
   const pause = new Int32Array(new SharedArrayBuffer(4));
-  for (const dir of liveCgroups) cgroupKill(dir);
-  for (const dir of liveCgroups) {
+  for (const dir of dirs) cgroupKill(dir);
+  for (const dir of dirs) {
     while (cgroupPopulated(dir) === true && performance.now() < deadline) Atomics.wait(pause, 0, 0, 1);
     if (cgroupPopulated(dir) === false) rmdirTree(dir);
   }
@@ -262,6 +303,7 @@ export function spawnCgroup(
   try {
     child = spawnRewritten(file, [...args], options, (spec) => ({ ...spec, cgroupProcs: cg.procs }));
   } catch (err) {
+    forgetCgroup(cg);
     rmdirTree(cg.dir);
     if ((err as { stage?: string }).stage === 'cgroup') {
       throw new ContainmentRefused(`the child could not join ${cg.dir} (${(err as Error).message})`);
@@ -295,14 +337,15 @@ export function spawnCgroup(
       return p === null ? 'unknown' : p ? 1 : 0;
     },
     async release() {
-      await removeCgroup(dir, 10_000);
+      // Not emptied in time: the table entry stays, and kills what is left when this ends.
+      if (await removeCgroup(dir, 10_000)) forgetCgroup(cg);
       liveCgroups.delete(dir);
     },
   };
   liveCgroups.add(dir);
   if (!cgroupExitHooked) {
     cgroupExitHooked = true;
-    process.on('exit', removeLiveCgroups);
+    process.on('exit', endCgroups);
   }
   return { child, holder };
 }

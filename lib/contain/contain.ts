@@ -14,6 +14,8 @@ import { pidnsHolder, pidnsPrecheck, spawnPidns } from './pidns';
 export type { ContainMode, Containment, Holder } from './common';
 export { cgroupPlace };
 export { cgroupPopulated } from './cgroup';
+/** @internal The supervisor ends now (a signal with no listener of its own): kill and remove its cgroups. */
+export { endCgroups as endContainments } from './cgroup';
 export { sweepCgroups, type SweepCgroupsOptions } from './sweep-cgroups';
 
 const { SIGKILL } = os.constants.signals;
