@@ -10,6 +10,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { initExecutablePath } from '../binding';
 import { Child, spawnRewritten, type SpawnOptions, type SpawnSpec } from '../child/child';
+import type { WaitInfo } from '../child/waitinfo';
 import { errnoException } from '../errors';
 import { ContainmentRefused, readText, type Holder } from './common';
 
@@ -46,20 +47,28 @@ export function spawnPidns(
       argv: [
         init,
         String(errIndex),
+        String(errIndex + 1),
         String(killSignal),
         String(grace),
         String(spec.candidates.length),
         ...spec.candidates,
         ...spec.argv,
       ],
-      stdio: [...spec.stdio, STDIO_PIPE],
-      internal: 1,
+      stdio: [...spec.stdio, STDIO_PIPE, STDIO_PIPE],
+      internal: 2,
     };
   };
   const child = spawnRewritten(file, [...args], options, rewrite);
   // procpin-init writes here what failed before the command's execve; the command's execve
   // closes the last copy. Reading to the end is the spawn's own wait, as vfork is for a plain one.
-  const [fd] = Child.takeInternalFds(child);
+  const [fd, statusFd = -1] = Child.takeInternalFds(child);
+  let statusOpen = statusFd >= 0;
+  const takeStatus = (): string => {
+    if (!statusOpen) return '';
+    statusOpen = false;
+    return readStatus(statusFd);
+  };
+  Child.mapExit(child, (info) => withCoreDump(info, takeStatus()));
   let text = '';
   if (fd !== undefined && fd >= 0) {
     const buf = Buffer.alloc(128);
@@ -83,6 +92,7 @@ export function spawnPidns(
   if (m === null) return child;
   // Nothing of the command runs: procpin-init exits at once; reap it as soon as it does.
   child.close();
+  takeStatus();
   const stage = m[1] as string;
   const errno = -Number(m[2]);
   if (stage === 'exec') {
@@ -96,6 +106,33 @@ export function spawnPidns(
         ? `the namespace's /proc could not be mounted (${e.message})`
         : `a pid namespace was refused (${e.message})`,
   );
+}
+
+const CORE_DUMPED = 0x80;
+
+// procpin-init's outer mirrors the command's death by a signal without dumping a core of its own
+// (which would be written next to the command's, or sent to the system's crash handler): the
+// command's raw wait status, written to the status descriptor just before, says whether the
+// command's death dumped core. Read once, when the outer's exit is first seen.
+function readStatus(fd: number): string {
+  try {
+    const buf = Buffer.alloc(24);
+    const n = fs.readSync(fd, buf, 0, buf.length, null);
+    return buf.toString('latin1', 0, n);
+  } catch {
+    return ''; // the outer died before it could say (killed from outside); only the inner, which
+    // dies with it, ever held another copy (and closes it first thing)
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function withCoreDump(info: WaitInfo, text: string): WaitInfo {
+  const raw = /^(-?\d+)\n/.exec(text);
+  if (raw === null || info.code !== 'CLD_KILLED') return info;
+  const status = Number(raw[1]);
+  const dumped = (status & CORE_DUMPED) !== 0 && (status & 0x7f) === info.status;
+  return dumped ? { ...info, code: 'CLD_DUMPED' } : info;
 }
 
 // procpin-init's request for the group's final SIGKILL (SIGRTMAX), and how long it has to answer.

@@ -31,10 +31,13 @@
 // kills what is left.
 //
 // Arguments (all decimal):
-//   procpin-init ERRFD KILLSIG GRACE_MS NCAND CANDIDATE... ARGV0 ARG...
+//   procpin-init ERRFD STATUSFD KILLSIG GRACE_MS NCAND CANDIDATE... ARGV0 ARG...
 // ERRFD is a stream whose peer procpin reads until end of file: a failure before the command's
 // execve is written there as "STAGE ERRNO\n" (stage: userns, mount, clone, exec, setup); a
-// successful execve closes the last copy of it. The environment is the command's.
+// successful execve closes the last copy of it. STATUSFD, held by the outer alone, gets the
+// command's raw wait status ("STATUS\n") just before the outer mirrors it: a core dump, which the
+// outer does not repeat (it would write a core file of its own), is read there. The environment
+// is the command's.
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -61,6 +64,7 @@ static const int kForwarded[] = {SIGTERM, SIGINT, SIGHUP,   SIGQUIT, SIGUSR1,
 #define NFORWARDED (sizeof kForwarded / sizeof kForwarded[0])
 
 static int g_errfd = -1;
+static int g_statfd = -1;
 static int g_killsig = SIGTERM;
 static long g_grace = 5000;
 static int g_ncand = 0;
@@ -146,6 +150,7 @@ static long now_ms(void) {
 // Pid 1 of the namespace.
 static int inner_main(void* arg) {
   (void)arg;
+  close(g_statfd);
   close(g_life[1]);
   close(g_status[0]);
   // Dies with the outer; the outer may have died before the prctl: its end of the pipe is then
@@ -273,18 +278,21 @@ static _Noreturn void mirror(int status) {
 
 int main(int argc, char** argv) {
   long v;
-  if (argc < 6) usage();
+  if (argc < 7) usage();
   if (parse_int(argv[1], 3, 1 << 20, &v) < 0) usage();
   g_errfd = (int)v;
   if (fcntl(g_errfd, F_SETFD, FD_CLOEXEC) < 0) usage();
-  if (parse_int(argv[2], 1, 64, &v) < 0) usage();
+  if (parse_int(argv[2], 3, 1 << 20, &v) < 0 || v == g_errfd) usage();
+  g_statfd = (int)v;
+  if (fcntl(g_statfd, F_SETFD, FD_CLOEXEC) < 0) usage();
+  if (parse_int(argv[3], 1, 64, &v) < 0) usage();
   g_killsig = (int)v;
-  if (parse_int(argv[3], 0, 0x7fffffff, &v) < 0) usage();
+  if (parse_int(argv[4], 0, 0x7fffffff, &v) < 0) usage();
   g_grace = v;
-  if (parse_int(argv[4], 1, argc - 6, &v) < 0) usage();
+  if (parse_int(argv[5], 1, argc - 7, &v) < 0) usage();
   g_ncand = (int)v;
-  g_cand = argv + 5;
-  g_argv = argv + 5 + g_ncand;
+  g_cand = argv + 6;
+  g_argv = argv + 6 + g_ncand;
   if (g_argv[0] == NULL) usage();
 
   sigset_t set;
@@ -320,7 +328,12 @@ int main(int argc, char** argv) {
       if (w != inner) continue;
       int cmd_status;
       ssize_t n = read(g_status[0], &cmd_status, sizeof cmd_status);
-      if (n == (ssize_t)sizeof cmd_status) mirror(cmd_status);
+      if (n == (ssize_t)sizeof cmd_status) {
+        char buf[24];
+        int len = snprintf(buf, sizeof buf, "%d\n", cmd_status);
+        if (len > 0) n = write(g_statfd, buf, (size_t)len);
+        mirror(cmd_status);
+      }
       // The inner died without a word (killed from outside): say so the same way.
       mirror(st);
     }

@@ -2,10 +2,10 @@
 // 'pidns' and 'cgroup' groups, read from the kernel's record (exit statuses, cgroup directories).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import * as procpin from '../../dist/index.js';
 import { cgroupPlace } from '../../dist/contain/contain.js';
-import { isRoot, need, pkg, runNode, waitFor } from '../helpers.mjs';
+import { isRoot, need, pkg, runNode, tmpDir, waitFor } from '../helpers.mjs';
 
 const { spawnGroup } = procpin;
 const place = cgroupPlace();
@@ -81,3 +81,23 @@ test('cgroup: a command that moves itself out of its cgroup cannot take its proc
   // stream it held ends.
   await ended;
 });
+
+// A command that dumps core is reported as a core dump (CLD_DUMPED), as without containment; the
+// only core file is the command's own (procpin-init writes none of its own).
+for (const mode of [undefined, 'pidns', 'cgroup']) {
+  const name = mode ?? 'group';
+  test(`${name}: a command that dumps core is reported as CLD_DUMPED with its signal, and the only core file is its own`, async (t) => {
+    if (mode && !need(t, available(mode), `${mode} needs root here`)) return;
+    const pattern = readFileSync('/proc/sys/kernel/core_pattern', 'latin1').trim();
+    if (!need(t, !pattern.startsWith('|') && !pattern.includes('/'), `core files in the cwd (core_pattern is ${pattern})`)) return;
+    const dir = tmpDir();
+    t.after(() => dir[Symbol.dispose]());
+    const g = spawnGroup('sh', ['-c', 'ulimit -c unlimited && kill -SEGV $$'], { contain: mode, stdio: 'ignore', cwd: dir.path });
+    const info = await g.leader.exited;
+    assert.equal(info.code, 'CLD_DUMPED');
+    assert.equal(info.signal, 'SIGSEGV');
+    const r = await g.closed;
+    assert.equal(r.signal, 'SIGSEGV');
+    assert.equal(readdirSync(dir.path).length, 1, `one core file: ${readdirSync(dir.path)}`);
+  });
+}
