@@ -88,8 +88,21 @@ export function spawnPidns(
       fs.closeSync(fd);
     }
   }
-  const m = /^(\w+) (\d+)/.exec(text);
-  if (m === null) return child;
+  let m: RegExpExecArray | null = null;
+  let mntns = -1;
+  for (const line of text.split('\n')) {
+    const l = /^(\w+) (\d+)$/.exec(line);
+    if (l === null) continue;
+    if (l[1] !== 'mntns') {
+      m = l;
+      break;
+    }
+    mntns = Number(l[2]);
+  }
+  if (m === null) {
+    if (mntns >= 0) holdMountNamespace(child, mntns);
+    return child;
+  }
   // Nothing of the command runs: procpin-init exits at once; reap it as soon as it does.
   child.close();
   takeStatus();
@@ -106,6 +119,23 @@ export function spawnPidns(
         ? `the namespace's /proc could not be mounted (${e.message})`
         : `a pid namespace was refused (${e.message})`,
   );
+}
+
+// The namespace's mount namespace, from procpin-init's outer (which holds it as descriptor
+// `outerFd`), held until the group's init has exited and then closed off the event loop: its
+// teardown (the release of its mounts waits for an RCU grace period, about as long as the rest of
+// a contained spawn) then neither delays the exit that reports the command's status nor blocks
+// this thread. Opened through /proc/PID/fd of our own unreaped child: the number names no other
+// process. When the outer is gone already, there is nothing to hold.
+function holdMountNamespace(child: Child, outerFd: number): void {
+  let fd: number;
+  try {
+    fd = fs.openSync(`/proc/${child.pid}/fd/${outerFd}`, fs.constants.O_RDONLY);
+  } catch {
+    return;
+  }
+  const close = () => fs.close(fd, () => {});
+  child.exited.then(close, close);
 }
 
 const CORE_DUMPED = 0x80;

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Worker } from 'node:worker_threads';
-import { existsSync, readdirSync, readFileSync, rmdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { cgroupPlace } from '../../dist/contain/contain.js';
 import { isRoot, need, pkg, procStat, runNode, waitFor } from '../helpers.mjs';
@@ -102,3 +102,22 @@ for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP']) {
     await waitFor(() => marked(tok).length === 0, { timeout: 3000, what: 'no member alive' });
   });
 }
+
+// procpin holds the namespace's mount namespace while the group runs (so that its teardown is
+// not on the path of the command's exit status) and lets go of it once the group has ended.
+test('pidns: no descriptor of the namespace is left open in the supervisor once the group has ended', async (t) => {
+  if (!need(t, isRoot || existsSync('/proc/sys/user/max_user_namespaces'), 'pidns needs user namespaces here')) return;
+  const { spawnGroup } = await import('../../dist/index.js');
+  const nsFds = () =>
+    readdirSync('/proc/self/fd').filter((fd) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${fd}`).startsWith('mnt:');
+      } catch {
+        return false;
+      }
+    });
+  const before = nsFds().length;
+  const groups = Array.from({ length: 10 }, () => spawnGroup('sh', ['-c', 'exit 3'], { contain: 'pidns', stdio: 'ignore' }));
+  for (const g of groups) assert.equal((await g.closed).exitCode, 3);
+  await waitFor(() => nsFds().length === before, { timeout: 2000, what: 'the mount namespaces let go' });
+});
