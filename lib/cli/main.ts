@@ -538,7 +538,10 @@ async function sweepCgroupsCommand(
     const removed = dryRun ? 'would remove' : 'removed';
     const width = Math.max(removed.length, 'kept'.length);
     for (const e of report.removed) out(`${removed.padEnd(width)}  cgroup ${e.name}  (procpin ${e.pid} is dead)\n`);
-    for (const e of report.kept) out(`${'kept'.padEnd(width)}  cgroup ${e.name}  (procpin ${e.pid}: ${e.reason ?? 'kept'})\n`);
+    for (const e of report.kept) {
+      const why = e.reason === 'namespace' ? 'in another pid namespace, not provably dead' : (e.reason ?? 'kept');
+      out(`${'kept'.padEnd(width)}  cgroup ${e.name}  (procpin ${e.pid}: ${why})\n`);
+    }
   }
   if (report.error) {
     err(`procpin sweep --cgroups: ${report.error.message}\n`);

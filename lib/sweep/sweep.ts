@@ -46,9 +46,13 @@ import {
   validateObject,
 } from '../validate';
 
-/** Why a candidate was kept. */
+/**
+ * Why a candidate was kept. `'namespace'` (sweepCgroups only): its owner's pid belongs to a pid
+ * namespace this sweep cannot see into, and nothing proves the owner dead.
+ */
 export type SweepReason =
   | 'alive'
+  | 'namespace'
   | 'locked'
   | 'listening'
   | 'not-owner'
