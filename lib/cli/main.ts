@@ -273,7 +273,8 @@ does not listen, and the entry is this user's. Prints what was removed and what 
 Options:
   -p, --prefix P   the name prefix (required)
       --cgroups    instead: kill and remove the cgroups of 'procpin run --contain=cgroup'
-                   (and spawnGroup's contain: 'cgroup') whose procpin is dead
+                   (and spawnGroup's contain: 'cgroup') whose procpin is dead; one of
+                   another pid namespace that cannot be proven dead is kept ('namespace')
   -n, --dry-run    decide, but remove nothing
       --json       print the report as JSON: { "removed": [...], "kept": [...] }
   -h, --help       show this help

@@ -2,7 +2,7 @@
  * SPEC Layer 3b `sweepCgroups`: the successor's side of `contain: 'cgroup'`.
  *
  * A cgroup's name records its supervisor: pid, start time and pid namespace (see
- * {@link CGROUP_NAME}). The pid is a number of that namespace; this module decides, from what
+ * `CGROUP_NAME` in ./cgroup). The pid is a number of that namespace; this module decides, from what
  * this process can see, whether that supervisor is alive, dead, or beyond its view.
  * @module
  */
