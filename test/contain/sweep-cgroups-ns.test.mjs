@@ -24,6 +24,8 @@ const unshare = ['/usr/bin/unshare', '/bin/unshare'].find((p) => existsSync(p)) 
 const ok = isRoot && cgroupBase !== null && unshare !== null;
 const WHY = 'root, a writable cgroup2 and unshare(1)';
 const NEW_PIDNS = ['--pid', '--fork', '--mount-proc'];
+// The initial pid namespace (the kernel's PROC_PID_INIT_INO): its /proc shows every process.
+const inInitPidns = statSync('/proc/self/ns/pid').ino === 0xeffffffc;
 const CONTAIN = JSON.stringify(new URL('../../dist/contain/contain.js', import.meta.url).pathname);
 
 // The cgroups this file made (named here, by the supervisors it started), removed at the end.
@@ -157,6 +159,7 @@ test('cgroup: a live supervisor inside a pid namespace keeps its cgroup when swe
 
 test('cgroup: a dead supervisor of a pid namespace that is gone is swept from the initial namespace, though its pid names another live process there', { timeout: 40000 }, async (t) => {
   if (!need(t, ok, WHY)) return;
+  if (!need(t, inInitPidns, 'a test process in the initial pid namespace')) return;
   // --kill-child: SIGKILL of unshare SIGKILLs the supervisor (pid 1: the namespace ends with it).
   const sup = supervisorInPidns(['--kill-child=SIGKILL']);
   const info = await sup.info.catch((e) => e);
@@ -220,6 +223,7 @@ test("cgroup: a dead supervisor's cgroup is swept (daemon killed, directory remo
 
 test('cgroup: a cgroup named by an earlier procpin (no namespace in its name) is kept unless its supervisor is provably dead', { timeout: 40000 }, async (t) => {
   if (!need(t, ok, WHY)) return;
+  if (!need(t, inInitPidns, 'a test process in the initial pid namespace')) return;
   // An earlier procpin named a cgroup procpin-PID-START-SEQ. One of this live process, one of a
   // supervisor that no live process is (start time 1: no process here started at tick 1).
   const mine = `procpin-${process.pid}-${startTicks(process.pid)}-900001`;
