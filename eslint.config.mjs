@@ -44,6 +44,28 @@ const unused = {
   ignoreRestSiblings: true,
 };
 
+/** One no-restricted-imports entry per room: `up` lists what that room may not load as code. */
+function layerRules(rooms) {
+  return rooms.map(({ files, up }) => ({
+    files,
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: up,
+              allowTypeImports: true,
+              message:
+                'A lower layer or a sibling room: import a type only (docs/architecture.md).',
+            },
+          ],
+        },
+      ],
+    },
+  }));
+}
+
 export default tseslint.config(
   {
     ignores: [
@@ -103,6 +125,34 @@ export default tseslint.config(
       '@typescript-eslint/no-unsafe-return': 'off',
     },
   },
+
+  // The layer rules of docs/architecture.md: imports go down the stack, a room reaches into a
+  // sibling room only for a type.
+  ...layerRules([
+    {
+      files: [
+        'lib/binding.ts',
+        'lib/errors.ts',
+        'lib/validate.ts',
+        'lib/signals.ts',
+        'lib/primitives.ts',
+      ],
+      up: ['./child/*', './group/*', './contain/*', './sweep/*', './cli/*', './child_process'],
+    },
+    {
+      files: ['lib/child/**'],
+      up: ['../group/*', '../contain/*', '../sweep/*', '../cli/*', '../child_process'],
+    },
+    {
+      files: ['lib/group/**', 'lib/contain/**'],
+      up: ['../sweep/*', '../cli/*', '../child_process'],
+    },
+    {
+      files: ['lib/sweep/**'],
+      up: ['../child/*', '../group/*', '../contain/*', '../cli/*', '../child_process'],
+    },
+    { files: ['lib/cli/**'], up: ['../*', '!../index', '!../signals'] },
+  ]),
 
   // test/, bench/, scripts/: plain ES modules on Node, type-aware through tsconfig.test.json
   // (allowJs + checkJs) so that a floating promise in a test is caught.
