@@ -89,10 +89,11 @@ function resolve() {
   for (const r of RULES) {
     if (ids.has(r.id)) trouble.push(`${r.id}: the id is used twice`);
     ids.add(r.id);
-    for (const [prefix, later] of [
-      ...r.tests.map((t) => [t, false]),
-      ...(r.pending ?? []).map((t) => [t, true]),
-    ]) {
+    const names = [
+      ...r.tests.map((prefix) => ({ prefix, later: false })),
+      ...(r.pending ?? []).map((prefix) => ({ prefix, later: true })),
+    ];
+    for (const { prefix, later } of names) {
       const hits = all.filter((n) => n.bare.startsWith(prefix));
       if (hits.length === 1) found.push({ rule: r, name: hits[0] });
       else if (hits.length === 0 && later) pending.push(`${r.id}: ${prefix}`);
