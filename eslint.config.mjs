@@ -135,6 +135,7 @@ export default tseslint.config(
         'lib/errors.ts',
         'lib/validate.ts',
         'lib/signals.ts',
+        'lib/proc.ts',
         'lib/primitives.ts',
       ],
       up: ['./child/*', './group/*', './contain/*', './sweep/*', './cli/*', './child_process'],
