@@ -11,7 +11,15 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { SweepEntry, SweepReport } from '../sweep/sweep';
 import { invalidArgValue } from '../validate';
-import { cgroupKill, cgroupOwner, cgroupPlace, nsInode, removeCgroup, startTime, type CgroupOwner } from './cgroup';
+import {
+  cgroupKill,
+  cgroupOwner,
+  cgroupPlace,
+  nsInode,
+  removeCgroup,
+  startTime,
+  type CgroupOwner,
+} from './cgroup';
 import { readText, unavailable } from './common';
 
 /** Options of {@link sweepCgroups}. */
@@ -58,7 +66,7 @@ class View {
   constructor() {
     const own = nsInode('self', 'pid');
     this.ownNs = typeof own === 'number' ? own : null;
-    let selfLink: string | null = null;
+    let selfLink: string | null;
     try {
       selfLink = fs.readlinkSync('/proc/self');
     } catch {
@@ -101,7 +109,12 @@ class View {
 
   private scan(): Scan {
     if (this.scanned !== undefined) return this.scanned;
-    const scan: Scan = { seen: [], namespaces: new Set(), procNs: this.procOurs ? this.ownNs : null, complete: true };
+    const scan: Scan = {
+      seen: [],
+      namespaces: new Set(),
+      procNs: this.procOurs ? this.ownNs : null,
+      complete: true,
+    };
     this.scanned = scan;
     let names: string[];
     try {
@@ -118,7 +131,8 @@ class View {
       const start = startTime(Number(name));
       if (start === null) continue; // gone, or a zombie: not a live supervisor
       const status = readText(`/proc/${name}/status`);
-      const nspid = status === null ? undefined : /^NSpid:[ \t]*(.*)$/m.exec(status)?.[1]?.trim().split(/\s+/);
+      const nspid =
+        status === null ? undefined : /^NSpid:[ \t]*(.*)$/m.exec(status)?.[1]?.trim().split(/\s+/);
       if (nspid === undefined) {
         // Gone meanwhile, or a kernel without NSpid (before 4.1): then this scan proves nothing.
         if (fs.existsSync(`/proc/${name}/stat`)) scan.complete = false;
@@ -171,11 +185,12 @@ export async function sweepCgroups(options: SweepCgroupsOptions = {}): Promise<S
     throw invalidArgValue('options', options, 'must be an object', sweepCgroups);
   }
   const dryRun = options.dryRun ?? false;
-  if (typeof dryRun !== 'boolean') throw invalidArgValue('options.dryRun', dryRun, 'must be a boolean', sweepCgroups);
+  if (typeof dryRun !== 'boolean')
+    throw invalidArgValue('options.dryRun', dryRun, 'must be a boolean', sweepCgroups);
   const report: SweepReport = { removed: [], kept: [] };
   const place = cgroupPlace();
   if (typeof place === 'string') {
-    report.error = unavailable("cgroup", place, sweepCgroups) as never;
+    report.error = unavailable('cgroup', place, sweepCgroups) as never;
     return report;
   }
   let names: string[];
@@ -210,7 +225,14 @@ export async function sweepCgroups(options: SweepCgroupsOptions = {}): Promise<S
     }
     if (sweepChannel.hasSubscribers) {
       const action = report.kept.includes(entry) ? 'kept' : 'removed';
-      sweepChannel.publish({ dir: place.base, name, pid, action, reason: entry.reason, ...(dryRun ? { dryRun: true } : {}) });
+      sweepChannel.publish({
+        dir: place.base,
+        name,
+        pid,
+        action,
+        reason: entry.reason,
+        ...(dryRun ? { dryRun: true } : {}),
+      });
     }
   }
   return report;

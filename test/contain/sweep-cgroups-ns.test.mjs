@@ -57,7 +57,9 @@ function startTicks(pid) {
 // Runs `code` (an ES module) in node inside a new pid namespace (and mount namespace with its own
 // /proc), as `unshare --pid --fork --mount-proc` does for a sandboxed sweeper.
 async function inNewPidns(code) {
-  const r = await runCmd(unshare, [...NEW_PIDNS, process.execPath, '--input-type=module', '-e', code], { timeout: 30000 });
+  const r = await runCmd(unshare, [...NEW_PIDNS, process.execPath, '--input-type=module', '-e', code], {
+    timeout: 30000,
+  });
   assert.equal(r.code, 0, r.stderr);
   return JSON.parse(r.stdout);
 }
@@ -69,45 +71,72 @@ const SWEEP_TWICE = (name) => `
   const real = dry.removed.some((e) => e.name === ${JSON.stringify(name)}) ? null : await sweepCgroups();
   console.log(JSON.stringify({ dry, real, ns: (await import('node:fs')).statSync('/proc/self/ns/pid').ino }));`;
 
-test("cgroup: a live supervisor's cgroup survives sweepCgroups() run from inside a new pid namespace, kept with reason 'namespace'", { timeout: 40000 }, async (t) => {
-  if (!need(t, ok, WHY)) return;
-  const g = spawnGroup('sleep', ['1000'], { contain: 'cgroup', stdio: 'ignore' });
-  t.after(() => g.stop());
-  const [name] = cgroupsNamed(process.pid);
-  assert.ok(name, "this supervisor's cgroup");
-  made.add(name);
-  const { dry, real, ns } = await inNewPidns(SWEEP_TWICE(name));
-  assert.notEqual(ns, statSync('/proc/self/ns/pid').ino, 'the sweeper ran in another pid namespace');
-  assert.deepEqual(dry.removed.filter((e) => e.name === name), [], 'the dry run would not remove it');
-  assert.deepEqual(dry.kept.filter((e) => e.name === name), [{ name, pid: process.pid, reason: 'namespace' }]);
-  assert.ok(real !== null, 'the real sweep ran');
-  assert.deepEqual(real.removed.filter((e) => e.name === name), []);
-  assert.deepEqual(real.kept.filter((e) => e.name === name), [{ name, pid: process.pid, reason: 'namespace' }]);
-  assert.ok(existsSync(join(cgroupBase, name)), 'the cgroup is still there');
-  assert.ok(alive(g.pid), 'its command still runs');
-  await g.stop();
-  assert.equal(existsSync(join(cgroupBase, name)), false);
-});
+test(
+  "cgroup: a live supervisor's cgroup survives sweepCgroups() run from inside a new pid namespace, kept with reason 'namespace'",
+  { timeout: 40000 },
+  async (t) => {
+    if (!need(t, ok, WHY)) return;
+    const g = spawnGroup('sleep', ['1000'], { contain: 'cgroup', stdio: 'ignore' });
+    t.after(() => g.stop());
+    const [name] = cgroupsNamed(process.pid);
+    assert.ok(name, "this supervisor's cgroup");
+    made.add(name);
+    const { dry, real, ns } = await inNewPidns(SWEEP_TWICE(name));
+    assert.notEqual(ns, statSync('/proc/self/ns/pid').ino, 'the sweeper ran in another pid namespace');
+    assert.deepEqual(
+      dry.removed.filter((e) => e.name === name),
+      [],
+      'the dry run would not remove it',
+    );
+    assert.deepEqual(
+      dry.kept.filter((e) => e.name === name),
+      [{ name, pid: process.pid, reason: 'namespace' }],
+    );
+    assert.ok(real !== null, 'the real sweep ran');
+    assert.deepEqual(
+      real.removed.filter((e) => e.name === name),
+      [],
+    );
+    assert.deepEqual(
+      real.kept.filter((e) => e.name === name),
+      [{ name, pid: process.pid, reason: 'namespace' }],
+    );
+    assert.ok(existsSync(join(cgroupBase, name)), 'the cgroup is still there');
+    assert.ok(alive(g.pid), 'its command still runs');
+    await g.stop();
+    assert.equal(existsSync(join(cgroupBase, name)), false);
+  },
+);
 
-test("procpin sweep --cgroups run from inside a new pid namespace keeps a live supervisor's cgroup and says why", { timeout: 40000 }, async (t) => {
-  if (!need(t, ok, WHY)) return;
-  const g = spawnGroup('sleep', ['1000'], { contain: 'cgroup', stdio: 'ignore' });
-  t.after(() => g.stop());
-  const [name] = cgroupsNamed(process.pid);
-  made.add(name);
-  const wrapper = [unshare, ...NEW_PIDNS];
-  const json = await cliStart(['sweep', '--cgroups', '--dry-run', '--json'], { wrapper, input: '' }).result;
-  assert.equal(json.code, 0, json.stderr);
-  const report = JSON.parse(json.stdout);
-  assert.deepEqual(report.removed.filter((e) => e.name === name), []);
-  assert.deepEqual(report.kept.filter((e) => e.name === name), [{ name, pid: process.pid, reason: 'namespace' }]);
-  const text = await cliStart(['sweep', '--cgroups', '--dry-run'], { wrapper, input: '' }).result;
-  assert.equal(text.code, 0, text.stderr);
-  const line = text.stdout.split('\n').find((l) => l.includes(name));
-  assert.match(line, /^kept +cgroup procpin-\S+ +\(procpin \d+: in another pid namespace, not provably dead\)$/);
-  assert.ok(alive(g.pid));
-  await g.stop();
-});
+test(
+  "procpin sweep --cgroups run from inside a new pid namespace keeps a live supervisor's cgroup and says why",
+  { timeout: 40000 },
+  async (t) => {
+    if (!need(t, ok, WHY)) return;
+    const g = spawnGroup('sleep', ['1000'], { contain: 'cgroup', stdio: 'ignore' });
+    t.after(() => g.stop());
+    const [name] = cgroupsNamed(process.pid);
+    made.add(name);
+    const wrapper = [unshare, ...NEW_PIDNS];
+    const json = await cliStart(['sweep', '--cgroups', '--dry-run', '--json'], { wrapper, input: '' }).result;
+    assert.equal(json.code, 0, json.stderr);
+    const report = JSON.parse(json.stdout);
+    assert.deepEqual(
+      report.removed.filter((e) => e.name === name),
+      [],
+    );
+    assert.deepEqual(
+      report.kept.filter((e) => e.name === name),
+      [{ name, pid: process.pid, reason: 'namespace' }],
+    );
+    const text = await cliStart(['sweep', '--cgroups', '--dry-run'], { wrapper, input: '' }).result;
+    assert.equal(text.code, 0, text.stderr);
+    const line = text.stdout.split('\n').find((l) => l.includes(name));
+    assert.match(line, /^kept +cgroup procpin-\S+ +\(procpin \d+: in another pid namespace, not provably dead\)$/);
+    assert.ok(alive(g.pid));
+    await g.stop();
+  },
+);
 
 // A supervisor that is pid 1 of its own pid namespace: in the initial namespace that number is
 // init's, a live process that is not the supervisor.
@@ -136,46 +165,72 @@ function supervisorInPidns(extra = []) {
   return { child, info, exited };
 }
 
-test('cgroup: a live supervisor inside a pid namespace keeps its cgroup when swept from the initial namespace, though its pid names another live process there', { timeout: 40000 }, async (t) => {
-  if (!need(t, ok, WHY)) return;
-  const sup = supervisorInPidns();
-  t.after(() => sup.child.stdin.end());
-  const info = await sup.info;
-  made.add(info.name);
-  assert.equal(info.pid, 1, 'the supervisor is pid 1 of its namespace');
-  assert.ok(alive(1), 'pid 1 here is another live process');
-  const dry = await sweepCgroups({ dryRun: true });
-  assert.deepEqual(dry.removed.filter((e) => e.name === info.name), [], 'the dry run would not remove it');
-  assert.deepEqual(dry.kept.filter((e) => e.name === info.name), [{ name: info.name, pid: 1, reason: 'alive' }]);
-  const real = await sweepCgroups();
-  assert.deepEqual(real.kept.filter((e) => e.name === info.name), [{ name: info.name, pid: 1, reason: 'alive' }]);
-  assert.ok(existsSync(join(cgroupBase, info.name)), 'the cgroup is still there');
-  const procs = readFileSync(join(cgroupBase, info.name, 'cgroup.procs'), 'latin1').split('\n').filter(Boolean);
-  assert.equal(procs.length, 1, 'its command still runs');
-  sup.child.stdin.end();
-  await sup.exited;
-  await waitFor(() => !existsSync(join(cgroupBase, info.name)), { timeout: 5000, what: 'the supervisor to remove its cgroup' });
-});
+test(
+  'cgroup: a live supervisor inside a pid namespace keeps its cgroup when swept from the initial namespace, though its pid names another live process there',
+  { timeout: 40000 },
+  async (t) => {
+    if (!need(t, ok, WHY)) return;
+    const sup = supervisorInPidns();
+    t.after(() => sup.child.stdin.end());
+    const info = await sup.info;
+    made.add(info.name);
+    assert.equal(info.pid, 1, 'the supervisor is pid 1 of its namespace');
+    assert.ok(alive(1), 'pid 1 here is another live process');
+    const dry = await sweepCgroups({ dryRun: true });
+    assert.deepEqual(
+      dry.removed.filter((e) => e.name === info.name),
+      [],
+      'the dry run would not remove it',
+    );
+    assert.deepEqual(
+      dry.kept.filter((e) => e.name === info.name),
+      [{ name: info.name, pid: 1, reason: 'alive' }],
+    );
+    const real = await sweepCgroups();
+    assert.deepEqual(
+      real.kept.filter((e) => e.name === info.name),
+      [{ name: info.name, pid: 1, reason: 'alive' }],
+    );
+    assert.ok(existsSync(join(cgroupBase, info.name)), 'the cgroup is still there');
+    const procs = readFileSync(join(cgroupBase, info.name, 'cgroup.procs'), 'latin1')
+      .split('\n')
+      .filter(Boolean);
+    assert.equal(procs.length, 1, 'its command still runs');
+    sup.child.stdin.end();
+    await sup.exited;
+    await waitFor(() => !existsSync(join(cgroupBase, info.name)), {
+      timeout: 5000,
+      what: 'the supervisor to remove its cgroup',
+    });
+  },
+);
 
-test('cgroup: a dead supervisor of a pid namespace that is gone is swept from the initial namespace, though its pid names another live process there', { timeout: 40000 }, async (t) => {
-  if (!need(t, ok, WHY)) return;
-  if (!need(t, inInitPidns, 'a test process in the initial pid namespace')) return;
-  // --kill-child: SIGKILL of unshare SIGKILLs the supervisor (pid 1: the namespace ends with it).
-  const sup = supervisorInPidns(['--kill-child=SIGKILL']);
-  const info = await sup.info.catch((e) => e);
-  assert.ok(!(info instanceof Error), String(info));
-  made.add(info.name);
-  sup.child.kill('SIGKILL');
-  await sup.exited;
-  await waitFor(() => readFileSync(join(cgroupBase, info.name, 'cgroup.events'), 'latin1').includes('populated 0'), {
-    timeout: 5000,
-    what: 'the namespace to end',
-  });
-  assert.ok(existsSync(join(cgroupBase, info.name)), 'the dead supervisor left its cgroup');
-  const report = await sweepCgroups();
-  assert.deepEqual(report.removed.filter((e) => e.name === info.name), [{ name: info.name, pid: 1 }]);
-  assert.equal(existsSync(join(cgroupBase, info.name)), false);
-});
+test(
+  'cgroup: a dead supervisor of a pid namespace that is gone is swept from the initial namespace, though its pid names another live process there',
+  { timeout: 40000 },
+  async (t) => {
+    if (!need(t, ok, WHY)) return;
+    if (!need(t, inInitPidns, 'a test process in the initial pid namespace')) return;
+    // --kill-child: SIGKILL of unshare SIGKILLs the supervisor (pid 1: the namespace ends with it).
+    const sup = supervisorInPidns(['--kill-child=SIGKILL']);
+    const info = await sup.info.catch((e) => e);
+    assert.ok(!(info instanceof Error), String(info));
+    made.add(info.name);
+    sup.child.kill('SIGKILL');
+    await sup.exited;
+    await waitFor(() => readFileSync(join(cgroupBase, info.name, 'cgroup.events'), 'latin1').includes('populated 0'), {
+      timeout: 5000,
+      what: 'the namespace to end',
+    });
+    assert.ok(existsSync(join(cgroupBase, info.name)), 'the dead supervisor left its cgroup');
+    const report = await sweepCgroups();
+    assert.deepEqual(
+      report.removed.filter((e) => e.name === info.name),
+      [{ name: info.name, pid: 1 }],
+    );
+    assert.equal(existsSync(join(cgroupBase, info.name)), false);
+  },
+);
 
 // Inside one fresh pid namespace: a supervisor makes a cgroup holding a setsid daemon and is
 // SIGKILLed; its pid is handed to a new `sleep` (ns_last_pid); a sweep there removes the cgroup.
@@ -210,46 +265,69 @@ const REUSE = `
   taker?.kill('SIGKILL');
   console.log(JSON.stringify({ info, takerAlive, report, after }));`;
 
-test("cgroup: a dead supervisor's cgroup is swept (daemon killed, directory removed) though its pid is now taken by another live process", { timeout: 40000 }, async (t) => {
-  if (!need(t, ok, WHY)) return;
-  const { info, takerAlive, report, after } = await inNewPidns(REUSE);
-  made.add(info.name);
-  assert.ok(takerAlive, "another process took the dead supervisor's pid");
-  assert.deepEqual(report.removed.filter((e) => e.name === info.name), [{ name: info.name, pid: info.pid }]);
-  assert.deepEqual(report.kept.filter((e) => e.name === info.name), []);
-  assert.equal(after.exists, false, 'the directory is removed');
-  assert.equal(after.takerStillAlive, true, 'the process that took the pid was left alone');
-});
+test(
+  "cgroup: a dead supervisor's cgroup is swept (daemon killed, directory removed) though its pid is now taken by another live process",
+  { timeout: 40000 },
+  async (t) => {
+    if (!need(t, ok, WHY)) return;
+    const { info, takerAlive, report, after } = await inNewPidns(REUSE);
+    made.add(info.name);
+    assert.ok(takerAlive, "another process took the dead supervisor's pid");
+    assert.deepEqual(
+      report.removed.filter((e) => e.name === info.name),
+      [{ name: info.name, pid: info.pid }],
+    );
+    assert.deepEqual(
+      report.kept.filter((e) => e.name === info.name),
+      [],
+    );
+    assert.equal(after.exists, false, 'the directory is removed');
+    assert.equal(after.takerStillAlive, true, 'the process that took the pid was left alone');
+  },
+);
 
-test('cgroup: a cgroup named by an earlier procpin (no namespace in its name) is kept unless its supervisor is provably dead', { timeout: 40000 }, async (t) => {
-  if (!need(t, ok, WHY)) return;
-  if (!need(t, inInitPidns, 'a test process in the initial pid namespace')) return;
-  // An earlier procpin named a cgroup procpin-PID-START-SEQ. One of this live process, one of a
-  // supervisor that no live process is (start time 1: no process here started at tick 1).
-  const mine = `procpin-${process.pid}-${startTicks(process.pid)}-900001`;
-  const dead = `procpin-${process.pid}-1-900002`;
-  for (const n of [mine, dead]) {
-    mkdirSync(join(cgroupBase, n));
-    made.add(n);
-  }
-  t.after(() => {
-    for (const n of [mine, dead]) if (existsSync(join(cgroupBase, n))) rmdirSync(join(cgroupBase, n));
-  });
-  // From another pid namespace neither can be judged: both kept.
-  const { dry } = await inNewPidns(SWEEP_TWICE(mine));
-  assert.deepEqual(dry.removed.filter((e) => e.name === mine || e.name === dead), []);
-  assert.deepEqual(
-    dry.kept.filter((e) => e.name === mine || e.name === dead).sort((a, b) => a.name.localeCompare(b.name)),
-    [
-      { name: mine, pid: process.pid, reason: 'namespace' },
-      { name: dead, pid: process.pid, reason: 'namespace' },
-    ].sort((a, b) => a.name.localeCompare(b.name)),
-  );
-  assert.ok(existsSync(join(cgroupBase, mine)) && existsSync(join(cgroupBase, dead)));
-  // From the initial namespace every process is in view: the live one is kept, the dead removed.
-  const report = await sweepCgroups();
-  assert.deepEqual(report.kept.filter((e) => e.name === mine), [{ name: mine, pid: process.pid, reason: 'alive' }]);
-  assert.deepEqual(report.removed.filter((e) => e.name === dead), [{ name: dead, pid: process.pid }]);
-  assert.equal(existsSync(join(cgroupBase, dead)), false);
-  rmdirSync(join(cgroupBase, mine));
-});
+test(
+  'cgroup: a cgroup named by an earlier procpin (no namespace in its name) is kept unless its supervisor is provably dead',
+  { timeout: 40000 },
+  async (t) => {
+    if (!need(t, ok, WHY)) return;
+    if (!need(t, inInitPidns, 'a test process in the initial pid namespace')) return;
+    // An earlier procpin named a cgroup procpin-PID-START-SEQ. One of this live process, one of a
+    // supervisor that no live process is (start time 1: no process here started at tick 1).
+    const mine = `procpin-${process.pid}-${startTicks(process.pid)}-900001`;
+    const dead = `procpin-${process.pid}-1-900002`;
+    for (const n of [mine, dead]) {
+      mkdirSync(join(cgroupBase, n));
+      made.add(n);
+    }
+    t.after(() => {
+      for (const n of [mine, dead]) if (existsSync(join(cgroupBase, n))) rmdirSync(join(cgroupBase, n));
+    });
+    // From another pid namespace neither can be judged: both kept.
+    const { dry } = await inNewPidns(SWEEP_TWICE(mine));
+    assert.deepEqual(
+      dry.removed.filter((e) => e.name === mine || e.name === dead),
+      [],
+    );
+    assert.deepEqual(
+      dry.kept.filter((e) => e.name === mine || e.name === dead).sort((a, b) => a.name.localeCompare(b.name)),
+      [
+        { name: mine, pid: process.pid, reason: 'namespace' },
+        { name: dead, pid: process.pid, reason: 'namespace' },
+      ].sort((a, b) => a.name.localeCompare(b.name)),
+    );
+    assert.ok(existsSync(join(cgroupBase, mine)) && existsSync(join(cgroupBase, dead)));
+    // From the initial namespace every process is in view: the live one is kept, the dead removed.
+    const report = await sweepCgroups();
+    assert.deepEqual(
+      report.kept.filter((e) => e.name === mine),
+      [{ name: mine, pid: process.pid, reason: 'alive' }],
+    );
+    assert.deepEqual(
+      report.removed.filter((e) => e.name === dead),
+      [{ name: dead, pid: process.pid }],
+    );
+    assert.equal(existsSync(join(cgroupBase, dead)), false);
+    rmdirSync(join(cgroupBase, mine));
+  },
+);
