@@ -77,8 +77,8 @@ class View {
   }
 
   /** Whether `pid` (a number of /proc's namespace) runs on this process's clock. */
-  private sameClock(pid: number | string): boolean {
-    const t = nsInode(pid as number, 'time');
+  private sameClock(pid: number): boolean {
+    const t = nsInode(pid, 'time');
     // No time namespaces in this kernel: one clock for all.
     return t === this.timeNs || (t === 'ENOENT' && this.timeNs === 'ENOENT');
   }
