@@ -17,7 +17,8 @@ export {
   flock,
   tryLock,
 } from './primitives';
-export type { Signal, FlockOptions } from './primitives';
+export type { FlockOptions } from './primitives';
+export type { Signal } from './signals';
 export type { WaitInfo, WaitCode } from './child/waitinfo';
 export type { ProcpinSystemError, ProcpinLockedError } from './errors';
 export { isLockedError } from './errors';

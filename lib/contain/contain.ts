@@ -14,17 +14,17 @@
  */
 import * as diagnostics from 'node:diagnostics_channel';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { binding, initExecutablePath } from '../binding';
 import { Child, spawnRewritten, type SpawnOptions, type SpawnSpec } from '../child/child';
-import { codedError, errnoException } from '../errors';
+import { codedError, ERRNO, errnoException } from '../errors';
+import { SIGNALS } from '../signals';
 import type { ScanResult, SendResult } from '../group/logic';
 import type { SweepEntry, SweepReport } from '../sweep/sweep';
 import { invalidArgValue } from '../validate';
 
-const { SIGKILL } = os.constants.signals;
-const { ESRCH, EPERM } = os.constants.errno;
+const { SIGKILL } = SIGNALS;
+const { ESRCH, EPERM } = ERRNO;
 const STDIO_PIPE = -1;
 
 /** What `contain` asks for. */
@@ -285,7 +285,7 @@ function cgroupSignal(dir: string, rel: string, sig: number): SendResult {
   let refused = false;
   for (const pid of cgroupPids(dir)) {
     const pidfd = binding.pidfdOpen(pid, 0);
-    if (pidfd < 0 && pidfd !== -os.constants.errno.ENOSYS) continue;
+    if (pidfd < 0 && pidfd !== -ERRNO.ENOSYS) continue;
     try {
       const cg = readText(`/proc/${pid}/cgroup`)?.split('\n').find((l) => l.startsWith('0::'));
       if (cg === undefined || !(cg.slice(3) === rel || cg.slice(3).startsWith(`${rel}/`))) continue;
