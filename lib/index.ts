@@ -36,17 +36,12 @@ export { collectOutput, stdioEnded } from './child/output';
 export type { CollectOptions, GroupOutput, ChildOutput, MaxBufferError } from './child/output';
 
 // Layer 3b: dead-pid sweeping (lib/sweep/).
-export { sweep, claim, claimPidfile, Claim, Pidfile, SWEEP_CHANNEL } from './sweep/sweep';
-export type {
-  SweepReport,
-  SweepEntry,
-  SweepReason,
-  SweepOptions,
-  SweepAuthority,
-  SweepMessage,
-  ClaimOptions,
-  ClaimPidfileOptions,
-} from './sweep/sweep';
+export { sweep, SWEEP_CHANNEL } from './sweep/sweep';
+export type { SweepReport, SweepEntry, SweepReason, SweepOptions, SweepAuthority, SweepMessage } from './sweep/sweep';
+export { claim, Claim } from './sweep/claim';
+export type { ClaimOptions } from './sweep/claim';
+export { claimPidfile, Pidfile } from './sweep/pidfile';
+export type { ClaimPidfileOptions } from './sweep/pidfile';
 
 // Containment (lib/contain/): groups the kernel holds, and the successor's sweep of cgroups.
 export { sweepCgroups } from './contain/contain';
