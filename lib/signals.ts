@@ -30,7 +30,8 @@ for (const [name, num] of Object.entries(SIGNALS)) {
   if (!numberToName.has(num)) numberToName.set(num, name); // SIGABRT before SIGIOT, SIGIO before SIGPOLL
 }
 for (let n = SIGRTMIN; n <= SIGRTMAX; n++) {
-  const name = n - SIGRTMIN <= SIGRTMAX - n ? `SIGRTMIN+${n - SIGRTMIN}` : `SIGRTMAX-${SIGRTMAX - n}`;
+  const name =
+    n - SIGRTMIN <= SIGRTMAX - n ? `SIGRTMIN+${n - SIGRTMIN}` : `SIGRTMAX-${SIGRTMAX - n}`;
   nameToNumber.set(name, n);
   numberToName.set(n, name);
 }
@@ -65,7 +66,12 @@ export function normalizeSignal(text: string): string | number {
 }
 
 /** A signal given by name or number, as a number. 0 only where `allowZero`. */
-export function validateSignal(value: unknown, name: string, caller?: Caller, allowZero = false): number {
+export function validateSignal(
+  value: unknown,
+  name: string,
+  caller?: Caller,
+  allowZero = false,
+): number {
   if (typeof value !== 'string' && typeof value !== 'number') {
     throw invalidArgType(name, 'of type string or number', value, caller);
   }

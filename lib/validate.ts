@@ -12,7 +12,7 @@ function received(value: unknown): string {
   if (value === null || value === undefined) return ` Received ${String(value)}`;
   if (typeof value === 'function') return ` Received function ${value.name || '<anonymous>'}`;
   if (typeof value === 'object') {
-    const ctor = (value as object).constructor;
+    const ctor = value.constructor;
     if (ctor?.name) return ` Received an instance of ${ctor.name}`;
     return ` Received ${inspect(value, { depth: -1 })}`;
   }

@@ -36,7 +36,9 @@ export function procStatus(pid) {
 
 /** Descriptor numbers open in this process. */
 export function openFds(pid = 'self') {
-  return readdirSync(`/proc/${pid}/fd`).map(Number).sort((a, b) => a - b);
+  return readdirSync(`/proc/${pid}/fd`)
+    .map(Number)
+    .sort((a, b) => a - b);
 }
 
 export function fdTarget(fd, pid = 'self') {

@@ -62,8 +62,17 @@ export function parsePid(text: string): number {
 export type Options = NonNullable<ParseArgsConfig['options']>;
 
 /** Splits `args` before the first positional or `--` that parseArgs finds, given `options`. */
-export function splitAtCommand(args: string[], options: Options): { own: string[]; rest: string[] } {
-  const { tokens } = parseArgs({ args, options, strict: false, allowPositionals: true, tokens: true });
+export function splitAtCommand(
+  args: string[],
+  options: Options,
+): { own: string[]; rest: string[] } {
+  const { tokens } = parseArgs({
+    args,
+    options,
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
   for (const t of tokens) {
     if (t.kind === 'positional') return { own: args.slice(0, t.index), rest: args.slice(t.index) };
     if (t.kind === 'option-terminator') {

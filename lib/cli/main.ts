@@ -33,7 +33,9 @@ async function dispatch(argv: string[]): Promise<number> {
     return EXIT.OK;
   }
   if (values.version) {
-    const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8'));
+    const pkg = JSON.parse(
+      fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8'),
+    );
     out(`procpin ${String(pkg.version)}\n`);
     return EXIT.OK;
   }

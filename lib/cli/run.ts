@@ -7,7 +7,14 @@
 import * as diagnosticsChannel from 'node:diagnostics_channel';
 import type { ProcessGroup, Signal, SpawnGroupOptions } from '../index';
 import { validateSignal } from '../signals';
-import { parseDuration, parseSignal, splitAtCommand, strictParse, UsageError, type Options } from './args';
+import {
+  parseDuration,
+  parseSignal,
+  splitAtCommand,
+  strictParse,
+  UsageError,
+  type Options,
+} from './args';
 import { RUN_HELP } from './help';
 import { err, firstLine, library, out, type Library } from './io';
 import { EXIT, exitStatusOf, spawnFailureStatus } from './status';
@@ -22,7 +29,10 @@ const RUN_OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const satisfies Options;
 // --contain takes its value only after '=': for finding the command, it is a flag.
-const RUN_SPLIT_OPTIONS = { ...RUN_OPTIONS, contain: { type: 'boolean' } } as const satisfies Options;
+const RUN_SPLIT_OPTIONS = {
+  ...RUN_OPTIONS,
+  contain: { type: 'boolean' },
+} as const satisfies Options;
 
 const FORWARDED: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
@@ -64,7 +74,13 @@ export async function runCommand(args: string[]): Promise<number> {
   }
 
   const onPhase = (message: unknown) => {
-    const m = message as { pid?: number; phase?: string; signal?: unknown; reason?: unknown; ms?: number };
+    const m = message as {
+      pid?: number;
+      phase?: string;
+      signal?: unknown;
+      reason?: unknown;
+      ms?: number;
+    };
     const sig = m.signal === undefined || m.signal === null ? '' : ` ${String(m.signal)}`;
     const reason = m.reason === undefined ? '' : ` (${String(m.reason)})`;
     const ms = typeof m.ms === 'number' ? ` at ${Math.round(m.ms)} ms` : '';
@@ -122,7 +138,11 @@ export async function runCommand(args: string[]): Promise<number> {
     } catch (e) {
       const status = spawnFailureStatus(e);
       const what =
-        status === EXIT.NOT_FOUND ? 'not found' : status === EXIT.CANNOT_RUN ? 'cannot run' : 'failed';
+        status === EXIT.NOT_FOUND
+          ? 'not found'
+          : status === EXIT.CANNOT_RUN
+            ? 'cannot run'
+            : 'failed';
       err(`procpin: ${file}: ${what}: ${(e as Error).message}\n`);
       return status;
     }

@@ -37,7 +37,8 @@ export async function sweepCommand(args: string[]): Promise<number> {
   if (values.cgroups) return sweepCgroupsCommand(positionals, values);
   const dir = positionals[0];
   if (dir === undefined) throw new UsageError('missing DIR', 'sweep');
-  if (positionals.length > 1) throw new UsageError(`unexpected argument '${positionals[1]}'`, 'sweep');
+  if (positionals.length > 1)
+    throw new UsageError(`unexpected argument '${positionals[1]}'`, 'sweep');
   if (values.prefix === undefined) throw new UsageError('missing --prefix', 'sweep');
   const dryRun = values['dry-run'] === true;
 
@@ -71,10 +72,15 @@ export async function sweepCommand(args: string[]): Promise<number> {
   } else {
     const removed = dryRun ? 'would remove' : 'removed';
     const width = Math.max(removed.length, 'kept'.length);
-    for (const e of report.removed) out(`${removed.padEnd(width)}  ${path.join(dir, shownName(e.name))}  (pid ${e.pid} is dead)\n`);
+    for (const e of report.removed)
+      out(
+        `${removed.padEnd(width)}  ${path.join(dir, shownName(e.name))}  (pid ${e.pid} is dead)\n`,
+      );
     for (const e of report.kept) {
       const why = e.error ? `${e.reason ?? 'error'}: ${e.error.message}` : (e.reason ?? 'kept');
-      out(`${'kept'.padEnd(width)}  ${path.join(dir, shownName(e.name))}  (pid ${e.pid}: ${why})\n`);
+      out(
+        `${'kept'.padEnd(width)}  ${path.join(dir, shownName(e.name))}  (pid ${e.pid}: ${why})\n`,
+      );
     }
   }
   if (report.error) {
@@ -88,8 +94,10 @@ async function sweepCgroupsCommand(
   positionals: string[],
   values: { prefix?: string; 'dry-run'?: boolean; json?: boolean },
 ): Promise<number> {
-  if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`, 'sweep');
-  if (values.prefix !== undefined) throw new UsageError('--prefix does not go with --cgroups', 'sweep');
+  if (positionals.length > 0)
+    throw new UsageError(`unexpected argument '${positionals[0]}'`, 'sweep');
+  if (values.prefix !== undefined)
+    throw new UsageError('--prefix does not go with --cgroups', 'sweep');
   const dryRun = values['dry-run'] === true;
   const lib = loadLibrary();
   if (lib === null) return EXIT.PROCPIN_FAILED;
@@ -101,8 +109,10 @@ async function sweepCgroupsCommand(
   } else {
     const removed = dryRun ? 'would remove' : 'removed';
     const width = Math.max(removed.length, 'kept'.length);
-    for (const e of report.removed) out(`${removed.padEnd(width)}  cgroup ${e.name}  (procpin ${e.pid} is dead)\n`);
-    for (const e of report.kept) out(`${'kept'.padEnd(width)}  cgroup ${e.name}  (procpin ${e.pid}: ${e.reason ?? 'kept'})\n`);
+    for (const e of report.removed)
+      out(`${removed.padEnd(width)}  cgroup ${e.name}  (procpin ${e.pid} is dead)\n`);
+    for (const e of report.kept)
+      out(`${'kept'.padEnd(width)}  cgroup ${e.name}  (procpin ${e.pid}: ${e.reason ?? 'kept'})\n`);
   }
   if (report.error) {
     err(`procpin sweep --cgroups: ${report.error.message}\n`);
@@ -115,6 +125,7 @@ async function sweepCgroupsCommand(
 function shownName(name: string | Buffer): string {
   if (typeof name === 'string') return name;
   let s = '';
-  for (const b of name) s += b < 0x80 ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, '0')}`;
+  for (const b of name)
+    s += b < 0x80 ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, '0')}`;
   return s;
 }

@@ -61,13 +61,16 @@ function procStart(pid: number): { state: string; start: string } | null {
 function pollProcess(pid: number): Watch {
   const first = procStart(pid);
   if (first === null || first.state === 'Z' || first.state === 'X') {
-    throw Object.assign(new Error(`ESRCH: no such process, open '/proc/${pid}/stat'`), { code: 'ESRCH' });
+    throw Object.assign(new Error(`ESRCH: no such process, open '/proc/${pid}/stat'`), {
+      code: 'ESRCH',
+    });
   }
   let timer: NodeJS.Timeout | undefined;
   const exited = new Promise<void>((resolve) => {
     const look = () => {
       const now = procStart(pid);
-      if (now === null || now.start !== first.start || now.state === 'Z' || now.state === 'X') resolve();
+      if (now === null || now.start !== first.start || now.state === 'Z' || now.state === 'X')
+        resolve();
       else timer = setTimeout(look, POLL_MS);
     };
     timer = setTimeout(look, POLL_MS);

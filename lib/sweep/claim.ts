@@ -10,7 +10,14 @@ import { binding } from '../binding';
 import { codedError, ERRNO, errnoException } from '../errors';
 import { invalidArgValue, validateInteger, validateObject } from '../validate';
 import { HeldEntry, kCreate } from './held';
-import { sweep, validateAuthority, validateDir, validatePrefix, type SweepAuthority, type SweepReport } from './sweep';
+import {
+  sweep,
+  validateAuthority,
+  validateDir,
+  validatePrefix,
+  type SweepAuthority,
+  type SweepReport,
+} from './sweep';
 
 /** Options of {@link claim}. */
 export interface ClaimOptions {
@@ -71,14 +78,21 @@ async function ensureSafeDir(dir: string, caller: Function): Promise<void> {
   const euid = process.geteuid!();
   let why: string | null = null;
   if (!st.isDirectory()) why = 'is not a directory';
-  else if (st.uid !== euid && st.uid !== 0) why = `is owned by uid ${st.uid}, not by uid ${euid} or root`;
+  else if (st.uid !== euid && st.uid !== 0)
+    why = `is owned by uid ${st.uid}, not by uid ${euid} or root`;
   else if ((st.mode & 0o002) !== 0 && (st.mode & 0o1000) === 0) {
     why = 'is writable by all users without the sticky bit';
   }
   if (why !== null) {
-    throw codedError(Error, 'ERR_PROCPIN_UNSAFE_DIR', `Refusing to claim in '${dir}': it ${why}`, caller, {
-      path: dir,
-    });
+    throw codedError(
+      Error,
+      'ERR_PROCPIN_UNSAFE_DIR',
+      `Refusing to claim in '${dir}': it ${why}`,
+      caller,
+      {
+        path: dir,
+      },
+    );
   }
 }
 
@@ -99,20 +113,24 @@ async function ensureSafeDir(dir: string, caller: Function): Promise<void> {
  * await using scratch = await claim('/tmp/myapp', 'myapp-');
  * // ... use scratch.path; removed on release, or swept after a SIGKILL.
  */
-export async function claim(dir: string, prefix: string, options: ClaimOptions = {}): Promise<Claim> {
+export async function claim(
+  dir: string,
+  prefix: string,
+  options: ClaimOptions = {},
+): Promise<Claim> {
   validateDir(dir, claim);
   validatePrefix(prefix, 'prefix', claim);
-  validateObject<ClaimOptions>(options, 'options', claim as never);
+  validateObject<ClaimOptions>(options, 'options', claim);
   const kind = options.kind ?? 'directory';
   if (kind !== 'directory' && kind !== 'file') {
-    throw invalidArgValue('options.kind', kind, "must be 'directory' or 'file'", claim as never);
+    throw invalidArgValue('options.kind', kind, "must be 'directory' or 'file'", claim);
   }
   const mode =
     options.mode === undefined
       ? kind === 'directory'
         ? 0o700
         : 0o600
-      : validateInteger(options.mode, 'options.mode', 0, 0o7777, claim as never);
+      : validateInteger(options.mode, 'options.mode', 0, 0o7777, claim);
   const authority = validateAuthority(options.authority, claim);
 
   await ensureSafeDir(dir, claim);

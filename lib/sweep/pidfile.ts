@@ -118,17 +118,26 @@ const PIDFILE_MAX = 32;
  * const pf = await claimPidfile('/run/myapp.pid');
  * process.on('exit', () => pf.release());
  */
-export async function claimPidfile(path_: string, options: ClaimPidfileOptions = {}): Promise<Pidfile> {
+export async function claimPidfile(
+  path_: string,
+  options: ClaimPidfileOptions = {},
+): Promise<Pidfile> {
   validateDir(path_, claimPidfile);
-  validateObject<ClaimPidfileOptions>(options, 'options', claimPidfile as never);
+  validateObject<ClaimPidfileOptions>(options, 'options', claimPidfile);
   const { wait: waitOpt, signal: signalOpt } = options; // read once
   for (const key of Object.keys(options)) {
     if (key !== 'wait' && key !== 'signal') {
-      throw invalidArgValue(`options.${key}`, (options as Record<string, unknown>)[key], 'is not an option of claimPidfile', claimPidfile as never);
+      throw invalidArgValue(
+        `options.${key}`,
+        (options as Record<string, unknown>)[key],
+        'is not an option of claimPidfile',
+        claimPidfile,
+      );
     }
   }
-  const wait = waitOpt === undefined ? false : validateBoolean(waitOpt, 'options.wait', claimPidfile as never);
-  const signal = validateAbortSignal(signalOpt, 'options.signal', claimPidfile as never);
+  const wait =
+    waitOpt === undefined ? false : validateBoolean(waitOpt, 'options.wait', claimPidfile);
+  const signal = validateAbortSignal(signalOpt, 'options.signal', claimPidfile);
   if (signal?.aborted) throw abortError(signal);
   const p = path.resolve(path_);
   for (let attempt = 0; ; attempt++) {

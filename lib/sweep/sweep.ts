@@ -171,9 +171,10 @@ export function validateAuthority(value: unknown, caller: Function): SweepAuthor
  */
 export async function sweep(dir: string, options: SweepOptions): Promise<SweepReport> {
   validateDir(dir, sweep);
-  validateObject<SweepOptions>(options, 'options', sweep as never);
+  validateObject<SweepOptions>(options, 'options', sweep);
   const prefix = validatePrefix(options.prefix, 'options.prefix', sweep);
-  const dryRun = options.dryRun === undefined ? false : validateBoolean(options.dryRun, 'options.dryRun', sweep as never);
+  const dryRun =
+    options.dryRun === undefined ? false : validateBoolean(options.dryRun, 'options.dryRun', sweep);
   const authority = validateAuthority(options.authority, sweep);
   let flags = 0;
   if (dryRun) flags |= binding.sweepFlags.DRY_RUN;
