@@ -9,8 +9,8 @@ import * as net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { Duplex, Readable, Stream, Writable } from 'node:stream';
 import { binding, type NativeChildHandle, type RawWaitInfo } from '../binding';
-import { codedError, errnoException } from '../errors';
-import type { Signal } from '../primitives';
+import { codedError, ERRNO, errnoException } from '../errors';
+import { SIGNALS, validateSignal, type Signal } from '../signals';
 import { toWaitInfo, type WaitInfo } from './waitinfo';
 import {
   INT32_MAX,
@@ -25,7 +25,6 @@ import {
   validateFd,
   validateObject,
   validatePid,
-  validateSignal,
 } from '../validate';
 
 /**
@@ -106,9 +105,9 @@ const kInternal = Symbol('procpin.internal');
 const STDIO_PIPE = -1;
 const STDIO_IGNORE = -2;
 const GROUPS = { new: 0, session: 1, inherit: 2 } as const;
-const ECHILD = -10;
-const ESRCH = -3;
-const SIGKILL = 9;
+const ECHILD = -ERRNO.ECHILD;
+const ESRCH = -ERRNO.ESRCH;
+const { SIGKILL } = SIGNALS;
 const DISPOSE_WAIT_MS = 1000;
 
 /**

@@ -8,8 +8,8 @@ import { Child } from './child';
 import { codedError } from '../errors';
 import { ProcessGroup } from '../group/group';
 import type { GroupResult } from '../group/logic';
-import type { Signal } from '../primitives';
-import { invalidArgType, invalidArgValue, readOptions, validateInteger, validateSignal } from '../validate';
+import { validateSignal, type Signal } from '../signals';
+import { invalidArgType, invalidArgValue, readOptions, validateInteger } from '../validate';
 import type { WaitInfo } from './waitinfo';
 
 /** Options of {@link collectOutput}. */

@@ -7,17 +7,17 @@
  * @module
  */
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { isMainThread } from 'node:worker_threads';
 import { binding } from '../binding';
 import { Child, spawnRewritten, type SpawnOptions } from '../child/child';
 import type { SendResult } from '../group/logic';
-import { errnoException } from '../errors';
+import { ERRNO, errnoException } from '../errors';
+import { SIGNALS } from '../signals';
 import { ContainmentRefused, readText, type Holder } from './common';
 
-const { SIGKILL } = os.constants.signals;
-const { ESRCH, EPERM } = os.constants.errno;
+const { SIGKILL } = SIGNALS;
+const { ESRCH, EPERM } = ERRNO;
 
 /** @internal Where procpin's cgroups go. */
 export interface CgroupPlace {
@@ -196,7 +196,7 @@ function cgroupSignal(dir: string, rel: string, sig: number): SendResult {
   let refused = false;
   for (const pid of cgroupPids(dir)) {
     const pidfd = binding.pidfdOpen(pid, 0);
-    if (pidfd < 0 && pidfd !== -os.constants.errno.ENOSYS) continue;
+    if (pidfd < 0 && pidfd !== -ERRNO.ENOSYS) continue;
     try {
       const cg = readText(`/proc/${pid}/cgroup`)?.split('\n').find((l) => l.startsWith('0::'));
       if (cg === undefined || !(cg.slice(3) === rel || cg.slice(3).startsWith(`${rel}/`))) continue;

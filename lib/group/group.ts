@@ -6,7 +6,6 @@
  * @module
  */
 import * as diagnostics from 'node:diagnostics_channel';
-import * as os from 'node:os';
 import { isMainThread } from 'node:worker_threads';
 import { binding } from '../binding';
 import * as fs from 'node:fs';
@@ -20,7 +19,7 @@ import {
 } from '../child/child';
 import { endContainments, spawnContained, validateContain, type ContainMode, type Containment, type Holder } from '../contain/contain';
 import { TerminalJob } from './jobcontrol';
-import { codedError } from '../errors';
+import { codedError, ERRNO } from '../errors';
 import {
   GroupCleanup,
   type GroupOps,
@@ -29,23 +28,21 @@ import {
   type GroupState,
   type SendResult,
 } from './logic';
-import type { Signal } from '../primitives';
+import { signalName, validateSignal, type Signal } from '../signals';
 import {
   INT32_MAX,
   invalidArgValue,
   readOptions,
-  signalName,
   validateAbortSignal,
   validateBoolean,
   validateInteger,
   validateObject,
-  validateSignal,
 } from '../validate';
 import type { WaitInfo } from '../child/waitinfo';
 
 export type { GroupPhase, GroupResult, GroupState } from './logic';
 
-const { ESRCH, EPERM } = os.constants.errno;
+const { ESRCH, EPERM } = ERRNO;
 const kInternal = Symbol('procpin.group.internal');
 
 // PIDFD_SIGNAL_PROCESS_GROUP (Linux 6.9) binds a group signal to the group the leader's pidfd

@@ -5,10 +5,10 @@
  * @internal
  * @module
  */
-import * as os from 'node:os';
+import { SIGNALS } from '../signals';
 import type { WaitInfo } from '../child/waitinfo';
 
-const { SIGKILL, SIGCONT } = os.constants.signals;
+const { SIGKILL, SIGCONT } = SIGNALS;
 
 /** A members scan's answer: a count, or `'unknown'` when `/proc` could not be read. */
 export type ScanResult = number | 'unknown';

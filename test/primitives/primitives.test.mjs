@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import * as procpin from '../../dist/index.js';
-import { isGone, liveMembers, need, procStat, procState, root, runNode, waitFor } from '../helpers.mjs';
+import { isGone, liveMembers, need, procLib, procStat, procState, root, runNode, waitFor } from '../helpers.mjs';
 import { binding } from '../../dist/binding.js';
 
 const { constants: C } = procpin;
@@ -21,9 +21,8 @@ const pkgUrl = JSON.stringify(`${root}/dist/index.js`);
  */
 async function withForeignChild(background, code) {
   const prelude = `import * as p from ${pkgUrl}; import { readFileSync } from 'node:fs';
+    import { procState as state } from ${procLib};
     const { constants: C } = p; const child = Number(process.argv[1]);
-    const state = (pid) => { try { const s = readFileSync('/proc/' + pid + '/stat', 'utf8');
-      return s.slice(s.lastIndexOf(')') + 2).split(' ')[0]; } catch { return null; } };
     const out = {}; const errOf = (f) => { try { f(); return null; } catch (e) {
       return { code: e.code, errno: e.errno, syscall: e.syscall, message: e.message, pid: e.pid, fd: e.fd }; } };
   `;
