@@ -1,4 +1,4 @@
-// spawn_core: starting a child without JavaScript. The child shares our memory and runs on a
+// The spawn core: starting a child without JavaScript. The child shares our memory and runs on a
 // stack of its own (clone with CLONE_VM | CLONE_VFORK, glibc's posix_spawn technique), so a spawn
 // costs the same whatever the size of the parent, and its pidfd comes back atomically with it
 // (CLONE_PIDFD) where the kernel allows. Between clone and execve the child makes only raw,
