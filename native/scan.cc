@@ -41,6 +41,18 @@ bool MemoryArg(const Napi::CallbackInfo& info, size_t i, MemoryHandle* handle,
   return true;
 }
 
+// (pgid, limit, memory?): a scan's arguments, the memory taken for it (null when absent or busy).
+struct ScanArgs {
+  int32_t pgid = 0, limit = 0;
+  MemoryHandle handle;
+  scan::ZombieMemory* memory = nullptr;
+};
+
+bool ReadScanArgs(const Napi::CallbackInfo& info, ScanArgs* a) {
+  return Int32Arg(info, 0, &a->pgid) && Int32Arg(info, 1, &a->limit) &&
+         MemoryArg(info, 2, &a->handle, &a->memory);
+}
+
 struct ScanResult {
   int count = 0;  // or -errno
   pid_t first = 0;
@@ -94,12 +106,10 @@ Napi::Value CreateScanMemory(const Napi::CallbackInfo& info) {
 
 // scanGroup(pgid, limit, memory?) -> Promise<[count | -errno, first live member | 0]>
 Napi::Value ScanGroup(const Napi::CallbackInfo& info) {
-  int32_t pgid, limit;
-  if (!Int32Arg(info, 0, &pgid) || !Int32Arg(info, 1, &limit)) return Napi::Value();
-  MemoryHandle handle;
-  scan::ZombieMemory* memory;
-  if (!MemoryArg(info, 2, &handle, &memory)) return Napi::Value();
-  return PromiseWorker<ScanResult>::Start<ScanWorker>(info.Env(), pgid, limit, handle, memory);
+  ScanArgs a;
+  if (!ReadScanArgs(info, &a)) return Napi::Value();
+  return PromiseWorker<ScanResult>::Start<ScanWorker>(info.Env(), a.pgid, a.limit, a.handle,
+                                                      a.memory);
 }
 
 // groupMemberLive(pgid, pid) -> 1 | 0 | -errno: one pid's getpgid and, on a match, whether it has
@@ -114,14 +124,11 @@ Napi::Value GroupMemberLive(const Napi::CallbackInfo& info) {
 // scanGroupSync(pgid, limit, memory?) -> [count | -errno, first live member | 0], on the calling
 // thread (tests and measurement: a full scan takes milliseconds). The test build only.
 Napi::Value ScanGroupSync(const Napi::CallbackInfo& info) {
-  int32_t pgid, limit;
-  if (!Int32Arg(info, 0, &pgid) || !Int32Arg(info, 1, &limit)) return Napi::Value();
-  MemoryHandle handle;
-  scan::ZombieMemory* memory;
-  if (!MemoryArg(info, 2, &handle, &memory)) return Napi::Value();
+  ScanArgs a;
+  if (!ReadScanArgs(info, &a)) return Napi::Value();
   pid_t first = 0;
-  int r = scan::CountMembers(pgid, limit, &first, memory);
-  if (memory != nullptr) memory->busy.store(false);
+  int r = scan::CountMembers(a.pgid, a.limit, &first, a.memory);
+  if (a.memory != nullptr) a.memory->busy.store(false);
   return Pair(info.Env(), r, first);
 }
 

@@ -37,6 +37,11 @@ bool StringArg(const Napi::CallbackInfo& info, size_t i, std::string* out) {
   return true;
 }
 
+// A single entry's name: not empty, no '/', not "." or "..".
+bool IsEntryName(const std::string& name) {
+  return !name.empty() && name.find('/') == std::string::npos && name != "." && name != "..";
+}
+
 // Whether `s` is well-formed UTF-8 (no overlong forms, no surrogates, nothing above U+10FFFF):
 // exactly the byte strings that a JavaScript string gives back unchanged.
 bool IsUtf8(const std::string& s) {
@@ -198,8 +203,7 @@ Napi::Value RemoveHeld(const Napi::CallbackInfo& info) {
   if (!StringArg(info, 0, &dir) || !StringArg(info, 1, &name) || !Int32Arg(info, 2, &fd)) {
     return Napi::Value();
   }
-  if (name.empty() || name.find('/') != std::string::npos || name == "." || name == ".." ||
-      fd < 0) {
+  if (!IsEntryName(name) || fd < 0) {
     Napi::TypeError::New(info.Env(), "bad name or fd").ThrowAsJavaScriptException();
     return Napi::Value();
   }
@@ -240,8 +244,7 @@ Napi::Value CreateLocked(const Napi::CallbackInfo& info) {
   if (!StringArg(info, 0, &dir) || !StringArg(info, 1, &name) || !Uint32Arg(info, 3, &mode)) {
     return Napi::Value();
   }
-  if (name.empty() || name.find('/') != std::string::npos || name == "." || name == ".." ||
-      mode > 07777) {
+  if (!IsEntryName(name) || mode > 07777) {
     Napi::TypeError::New(info.Env(), "bad name or mode").ThrowAsJavaScriptException();
     return Napi::Value();
   }
