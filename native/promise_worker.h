@@ -28,11 +28,11 @@ namespace procpin {
 //   3. Then on the event loop, once: Convert() and the promise is resolved with its value; or,
 //      had the work been cancelled (the environment ending before it started), nothing.
 //      (OnError rejects with the error, should a subclass ever SetError; none does.)
-//   4. The worker is deleted (its destructor runs on the event loop, after step 3, or at the
-//      environment's teardown when step 3 never came).
+//   4. node-addon-api deletes the worker on the event loop right after step 3, cancelled or not
+//      (a subclass's destructor releases what it held for the work there).
 // The promise is settled at most once (Deferred clears itself on the first settle), never after
-// its environment is gone, and never with a value that a failed call left unwritten: every
-// creation in Convert() that can fail in an ending environment is checked (glue.h).
+// its environment is gone, and never with a value that a failed call left unwritten: Convert()
+// checks what can fail in an ending environment (glue.h) and returns an empty Value then.
 template <typename T>
 class PromiseWorker : public Napi::AsyncWorker {
  public:
