@@ -18,7 +18,7 @@ import {
   startChild,
   type SpawnOptions,
 } from '../child/child';
-import { spawnContained, validateContain, type ContainMode, type Containment, type Holder } from '../contain/contain';
+import { endContainments, spawnContained, validateContain, type ContainMode, type Containment, type Holder } from '../contain/contain';
 import { TerminalJob } from './jobcontrol';
 import { codedError } from '../errors';
 import {
@@ -548,6 +548,7 @@ function onEndingSignal(sig: NodeJS.Signals): void {
   if (process.listenerCount(sig) > 1) return; // the application listens: it decides
   killLiveGroups();
   binding.endKillAll();
+  endContainments();
   for (const s of ENDING_SIGNALS) process.removeListener(s, onEndingSignal);
   process.kill(process.pid, sig);
 }
