@@ -2,6 +2,8 @@
 // its work is bounded by the directory's size, never a wait on another process, so it cannot
 // hold a pool thread for long. The result crosses back as parallel arrays (one entry per
 // candidate) that lib/sweep/sweep.ts turns into the SweepReport.
+#include "core/sweep.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -11,7 +13,6 @@
 #include <mutex>
 #include <string>
 
-#include "core/sweep.h"
 #include "glue.h"
 #include "promise_worker.h"
 
@@ -107,7 +108,8 @@ class SweepWorker : public PromiseWorker<sweep::Report> {
     Napi::Array syscalls = Napi::Array::New(env);
     // A terminating environment (a Worker's terminate()) makes any call fail: nothing is
     // dereferenced that a failed call left empty, and nothing is left to resolve then.
-    if (n > 0 && (pids.Data() == nullptr || outcomes.Data() == nullptr || errnos.Data() == nullptr)) {
+    if (n > 0 &&
+        (pids.Data() == nullptr || outcomes.Data() == nullptr || errnos.Data() == nullptr)) {
       return Napi::Value();
     }
     for (size_t i = 0; i < n; ++i) {
@@ -208,8 +210,8 @@ Napi::Value RemoveHeld(const Napi::CallbackInfo& info) {
     return Napi::Value();
   }
   bool close_after = info.Length() > 3 && BoolArg(info, 3);
-  return PromiseWorker<HeldResult>::Start<RemoveWorker>(info.Env(), std::move(dir),
-                                                        std::move(name), fd, close_after);
+  return PromiseWorker<HeldResult>::Start<RemoveWorker>(info.Env(), std::move(dir), std::move(name),
+                                                        fd, close_after);
 }
 
 class CreateWorker : public PromiseWorker<HeldResult> {
@@ -249,8 +251,8 @@ Napi::Value CreateLocked(const Napi::CallbackInfo& info) {
     return Napi::Value();
   }
   bool directory = BoolArg(info, 2);
-  return PromiseWorker<HeldResult>::Start<CreateWorker>(info.Env(), std::move(dir),
-                                                        std::move(name), directory, mode);
+  return PromiseWorker<HeldResult>::Start<CreateWorker>(info.Env(), std::move(dir), std::move(name),
+                                                        directory, mode);
 }
 
 #ifdef PROCPIN_TEST_HOOKS

@@ -13,10 +13,6 @@
 // directory or replacing its name by a symlink cannot steer the removal anywhere else.
 #include "sweep.h"
 
-#include "dir.h"
-#include "proc.h"
-#include "sys.h"
-
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -35,11 +31,15 @@
 #include <climits>
 #include <memory>
 
+#include "dir.h"
+#include "proc.h"
+#include "sys.h"
+
 namespace procpin::sweep {
 
 const char* const kOutcomeNames[static_cast<int>(Outcome::kCount)] = {
-    "removed", "alive",   "locked", "listening", "not-owner", "symlink",
-    "unsupported-type",   "replaced", "mount",   "error",     "vanished",
+    "removed",          "alive",    "locked", "listening", "not-owner", "symlink",
+    "unsupported-type", "replaced", "mount",  "error",     "vanished",
 };
 
 namespace {
@@ -202,9 +202,9 @@ void RemoveTree(int fd, dev_t dev, bool dry, TreeResult* res) {
     unsigned char type;
   };
   struct Frame {
-    int fd;               // -1 while closed (a deep walk below it)
-    ino_t ino;            // to know it again when reopened through ".."
-    std::string name;     // its name in the parent frame
+    int fd;            // -1 while closed (a deep walk below it)
+    ino_t ino;         // to know it again when reopened through ".."
+    std::string name;  // its name in the parent frame
     std::vector<Child> children;
     size_t next = 0;
     bool listed = false;

@@ -92,10 +92,10 @@ int CreateLocked(const char* dir, const char* name, bool directory, mode_t mode,
 // The points of an entry's removal where the test build can run a test's function (SetTestHook),
 // so that a test can swap the entry (for a symlink, say) exactly there.
 enum class HookPoint : int {
-  kAfterCheck = 1,    // after lstat and the owner/pid checks, before the entry is opened
-  kAfterLock = 2,       // after the entry is open and locked, before the name is checked again
-  kBeforeContents = 3,  // a non-empty directory, checked: before its contents are removed
-  kBeforeUnlink = 4,    // after a directory's contents are gone, before the final check and unlink
+  kAfterCheck = 1,       // after lstat and the owner/pid checks, before the entry is opened
+  kAfterLock = 2,        // after the entry is open and locked, before the name is checked again
+  kBeforeContents = 3,   // a non-empty directory, checked: before its contents are removed
+  kBeforeUnlink = 4,     // after a directory's contents are gone, before the final check and unlink
   kClaimBeforeLock = 5,  // CreateLocked: the entry exists under its name, before it is locked
 };
 #ifdef PROCPIN_TEST_HOOKS

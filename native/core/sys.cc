@@ -1,11 +1,9 @@
 #include "sys.h"
 
-#include "dir.h"
-
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -15,6 +13,8 @@
 
 #include <atomic>
 #include <cstdint>
+
+#include "dir.h"
 
 // The generic syscall numbers (same on x86_64 and aarch64) for headers that predate them.
 #ifndef SYS_pidfd_send_signal

@@ -22,18 +22,33 @@ const namesIn = (file) => {
 };
 
 test('the addon require("procpin") loads exports no test hook and holds none of their names; the test build exports them all', async () => {
-  const { stdout } = await run(process.execPath, ['-e', `require('procpin');
+  const { stdout } = await run(
+    process.execPath,
+    [
+      '-e',
+      `require('procpin');
     const fs = require('fs');
     const mapped = [...new Set(fs.readFileSync('/proc/self/maps', 'utf8').split('\\n').filter((l) => l.endsWith('.node')).map((l) => l.split(/\\s+/).pop()))];
-    console.log(JSON.stringify({ mapped, names: Object.keys(require(mapped[0])) }));`], { cwd: root, env: { ...process.env, PROCPIN_BINDING: '' } });
+    console.log(JSON.stringify({ mapped, names: Object.keys(require(mapped[0])) }));`,
+    ],
+    { cwd: root, env: { ...process.env, PROCPIN_BINDING: '' } },
+  );
   const { mapped, names } = JSON.parse(stdout);
   const production = join(root, 'build', 'Release', 'procpin.node');
   assert.deepEqual(mapped, [production]);
   assert.ok(names.includes('sweepDirectory') && names.includes('scanGroup'), names.join());
-  assert.deepEqual(HOOKS.filter((h) => names.includes(h)), [], 'hooks exported by the production addon');
+  assert.deepEqual(
+    HOOKS.filter((h) => names.includes(h)),
+    [],
+    'hooks exported by the production addon',
+  );
   assert.deepEqual(namesIn(production), [], 'hook names in the production binary');
   const hooked = Object.keys(require(testBinding));
-  assert.deepEqual(HOOKS.filter((h) => !hooked.includes(h)), [], `hooks missing from the test build ${testBinding}`);
+  assert.deepEqual(
+    HOOKS.filter((h) => !hooked.includes(h)),
+    [],
+    `hooks missing from the test build ${testBinding}`,
+  );
 });
 
 test('neither prebuild in the packed tarball holds a test hook (linux-x64 loaded and listed, linux-arm64 by its bytes)', async () => {
@@ -48,5 +63,8 @@ test('neither prebuild in the packed tarball holds a test hook (linux-x64 loaded
   assert.ok(listing.split('\n').includes(`package/prebuilds/${`linux-${process.arch}`}/procpin.glibc.node`));
   const names = Object.keys(require(join(prebuilds, `linux-${process.arch}`, 'procpin.glibc.node')));
   assert.ok(names.includes('sweepDirectory'), names.join());
-  assert.deepEqual(HOOKS.filter((h) => names.includes(h)), []);
+  assert.deepEqual(
+    HOOKS.filter((h) => names.includes(h)),
+    [],
+  );
 });

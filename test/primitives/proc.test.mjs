@@ -19,7 +19,13 @@ const startTimeOf = (pid) => Number(readFileSync(`/proc/${pid}/stat`, 'utf8').sp
 test('readProcStat gives the state, parent, group, session and start time /proc/PID/stat shows', () => {
   const st = readProcStat(process.pid);
   const file = procStat(process.pid);
-  assert.deepEqual(st, { state: file.state, ppid: file.ppid, pgid: file.pgid, session: file.sid, startTime: startTimeOf(process.pid) });
+  assert.deepEqual(st, {
+    state: file.state,
+    ppid: file.ppid,
+    pgid: file.pgid,
+    session: file.sid,
+    startTime: startTimeOf(process.pid),
+  });
   assert.equal(st.state, 'R');
 });
 
@@ -30,7 +36,9 @@ test('readProcStat reads a command name holding spaces and ") (" up to its last 
   copyFileSync('/bin/sleep', odd);
   const c = spawn(odd, ['30'], { stdio: 'ignore', detached: true });
   t.after(() => c.kill('SIGKILL'));
-  await waitFor(() => procStat(c.pid)?.comm === 'a) (b c) Z' && procState(c.pid) === 'S', { what: 'the odd name asleep' });
+  await waitFor(() => procStat(c.pid)?.comm === 'a) (b c) Z' && procState(c.pid) === 'S', {
+    what: 'the odd name asleep',
+  });
   const st = readProcStat(c.pid);
   assert.equal(st.state, 'S');
   assert.equal(st.ppid, process.pid);
@@ -47,18 +55,25 @@ test('readProcStat shows a stopped process as T, a zombie as Z, and null once it
   assert.equal(readProcStat(c.pid).state, 'T');
   // Node's own child_process reaps at once; a zombie needs a parent that does not: a shell
   // whose child exits while the shell sleeps on (exec'd sleep is not its waiter).
-  const exited = once(c, 'exit');  // emitted once libuv has reaped it
+  const exited = once(c, 'exit'); // emitted once libuv has reaped it
   c.kill('SIGKILL');
   await exited;
   assert.equal(readProcStat(c.pid), null);
   const sh = spawn('sh', ['-c', 'sh -c "exit 0" & exec sleep 30'], { stdio: 'ignore' });
   try {
     let zombie = 0;
-    await waitFor(() => {
-      const kids = readFileSync(`/proc/${sh.pid}/task/${sh.pid}/children`, 'utf8').trim().split(' ').filter(Boolean).map(Number);
-      zombie = kids.find((k) => procState(k) === 'Z') ?? 0;
-      return zombie > 0;
-    }, { what: 'a zombie child of sleep' });
+    await waitFor(
+      () => {
+        const kids = readFileSync(`/proc/${sh.pid}/task/${sh.pid}/children`, 'utf8')
+          .trim()
+          .split(' ')
+          .filter(Boolean)
+          .map(Number);
+        zombie = kids.find((k) => procState(k) === 'Z') ?? 0;
+        return zombie > 0;
+      },
+      { what: 'a zombie child of sleep' },
+    );
     assert.equal(readProcStat(zombie).state, 'Z');
     assert.equal(readProcStat(zombie).ppid, sh.pid);
   } finally {
