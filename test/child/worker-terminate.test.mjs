@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { pkg, procLib, root, runNode, tmpDir } from '../helpers.mjs';
+import { pkg, procLib, root, runNode, testBinding, tmpDir } from '../helpers.mjs';
 import { runs } from '../fixtures/reliab-lib.mjs';
 
 test('Workers terminated mid-work dozens of times in a loop never take the process down, and leave none of their groups', async (t) => {
@@ -118,7 +118,12 @@ for (const [name, call] of Object.entries(lateCalls)) {
       console.log(JSON.stringify({ wasBlocked, said }));`;
     const r = await runNode(code, {
       timeout: 60000,
-      env: { MALLOC_PERTURB_: '165', GLIBC_TUNABLES: 'glibc.malloc.tcache_count=0' },
+      env: {
+        MALLOC_PERTURB_: '165',
+        GLIBC_TUNABLES: 'glibc.malloc.tcache_count=0',
+        // scanTestHook is the test build's (the production addon has no hooks).
+        ...(name === 'scanTestHook' ? { PROCPIN_BINDING: testBinding } : {}),
+      },
     });
     const line = r.stdout.trim().split('\n').at(-1);
     t.diagnostic(`status ${r.code ?? r.signal}; ${line}`);
