@@ -5,10 +5,9 @@
  * @module
  */
 import { binding } from './binding';
-import { check } from './errors';
+import { check, ERRNO } from './errors';
 import { validatePid } from './validate';
 
-const ESRCH = 3;
 
 /** The fields of `/proc/PID/stat` procpin reads (proc_pid_stat(5) fields 3-6 and 22). */
 export interface ProcStat {
@@ -30,7 +29,7 @@ export function readProcStat(pid: number): ProcStat | null {
   validatePid(pid, 'pid', readProcStat);
   const r = binding.procStat(pid);
   if (typeof r === 'number') {
-    if (r === -ESRCH) return null;
+    if (r === -ERRNO.ESRCH) return null;
     check(r, 'open', { path: `/proc/${pid}/stat` }, readProcStat);
   }
   const [state, ppid, pgid, session, startTime] = r as [string, number, number, number, number];

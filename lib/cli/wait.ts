@@ -4,7 +4,6 @@
  * @internal
  * @module
  */
-import * as fs from 'node:fs';
 import type { ProcessHandle } from '../index';
 import { parseDuration, parsePid, strictParse, UsageError, type Options } from './args';
 import { WAIT_HELP } from './help';
@@ -34,23 +33,14 @@ function watch(lib: Library, pid: number): Watch {
 const POLL_MS = 50;
 
 /**
- * `/proc/PID/stat`'s state and start time (clock ticks after boot), or null when it is gone.
- *
- * PROC-READER: the command line's only read of `/proc/PID/stat`, kept to this one function so
- * that it becomes a call of the library's `/proc` reader (`lib/proc.ts`) once that exists.
+ * `/proc/PID/stat`'s state and start time (clock ticks after boot) by the library's one `/proc`
+ * reader, or null when it is gone. Throws EXDEV when /proc is another pid namespace's.
  */
-function procStart(pid: number): { state: string; start: string } | null {
-  let stat: string;
-  try {
-    stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return null;
-  }
-  // The command name may hold spaces and parentheses: the fields start after the last ')'.
-  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const state = rest[0];
-  const start = rest[19];
-  return state === undefined || start === undefined ? null : { state, start };
+function procStart(pid: number): { state: string; start: number } | null {
+  // Loaded here, as the library is (io.ts): --help and usage errors need no addon.
+  const { readProcStat } = require('../proc') as typeof import('../proc');
+  const stat = readProcStat(pid);
+  return stat === null ? null : { state: stat.state, start: stat.startTime };
 }
 
 /**
