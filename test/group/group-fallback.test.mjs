@@ -43,7 +43,7 @@ test('every group test passes with group signals forced through kill(-pgid)', as
   assertAllRan(out);
 });
 
-const oldKernelHelper = join(here, 'oldkernel.mjs');
+const oldKernelHelper = join(here, '..', 'oldkernel.mjs');
 
 for (const errno of ['ENOSYS', 'EPERM']) {
   const title = errno === 'ENOSYS'

@@ -15,7 +15,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFil
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { need, root, tmpDir } from '../helpers.mjs';
-import { copyPackage as copyInto, packedTarball } from './pack-helpers.mjs';
+import { copyPackage as copyInto, packedTarball, sh } from './pack-helpers.mjs';
 
 const run = promisify(execFile);
 const work = tmpDir('procpin-build-');
@@ -23,10 +23,6 @@ test.after(() => work[Symbol.dispose]());
 
 const sources = JSON.parse(readFileSync(join(root, 'binding.gyp'), 'utf8').replace(/#.*$/gm, '')).targets.flatMap((t) => t.sources);
 const copyPackage = (name) => copyInto(join(work.path, name));
-
-function sh(cmd, args, opts = {}) {
-  return run(cmd, args, { maxBuffer: 64 << 20, timeout: 170000, ...opts });
-}
 
 /** The glibc-versioned symbols a binary needs: [{ symbol, major, minor }]. */
 async function glibcSymbols(file) {
