@@ -82,116 +82,133 @@ const char* StageName(int stage) {
   }
 }
 
-}  // namespace
-
-// spawn(candidates, argv, env | null, cwd, stdio, group, pdeathsig, closeFds, onExit
-//       [, cgroupProcs[, creds]])
-//   -> { handle, pid, pidfd, fds } or { errno, stage }
-// cgroupProcs: a descriptor of a cgroup's cgroup.procs open for writing, or -1.
-// creds: [uid, gid], -1 = unchanged.
-Napi::Value Spawn(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  auto* reg = static_cast<Registry*>(info.Data());
+// What spawn's arguments unpack to: the strings and arrays the Request points into, kept alive
+// for the call.
+struct SpawnArgs {
   std::vector<std::string> candidates, argv, envv;
-  // env is always a copy (lib/child/child.ts takes it from process.env): the CLONE_VM child never reads
-  // the live environ, which a SHARE_ENV Worker may be reallocating meanwhile.
-  if (info.Length() < 9 || !StringArray(env, info[0], "candidates", &candidates) ||
-      !StringArray(env, info[1], "argv", &argv) || !StringArray(env, info[2], "env", &envv)) {
+  std::string cwd;
+  bool has_cwd = false;
+  std::vector<int> stdio;
+  std::vector<const char*> cand;
+  std::vector<char*> argvp, envp, sh_argv;
+  spawn::Request req;
+};
+
+// Fills `a` from (candidates, argv, env, cwd, stdio, group, pdeathsig, closeFds, onExit
+// [, cgroupProcs[, creds]]). False with a JavaScript exception pending when an argument is bad.
+bool Unpack(const Napi::CallbackInfo& info, SpawnArgs* a) {
+  Napi::Env env = info.Env();
+  // env is always a copy (lib/child/spawn-options.ts takes it from process.env): the CLONE_VM
+  // child never reads the live environ, which a SHARE_ENV Worker may be reallocating meanwhile.
+  if (info.Length() < 9 || !StringArray(env, info[0], "candidates", &a->candidates) ||
+      !StringArray(env, info[1], "argv", &a->argv) || !StringArray(env, info[2], "env", &a->envv)) {
     if (!env.IsExceptionPending()) {
       Napi::TypeError::New(env, "spawn takes 9 arguments").ThrowAsJavaScriptException();
     }
-    return Napi::Value();
+    return false;
   }
-  std::string cwd;
-  bool has_cwd = info[3].IsString();
-  if (has_cwd) {
-    cwd = info[3].As<Napi::String>().Utf8Value();
-    if (cwd.find('\0') != std::string::npos) {
+  a->has_cwd = info[3].IsString();
+  if (a->has_cwd) {
+    a->cwd = info[3].As<Napi::String>().Utf8Value();
+    if (a->cwd.find('\0') != std::string::npos) {
       Napi::TypeError::New(env, "cwd must not hold NUL bytes").ThrowAsJavaScriptException();
-      return Napi::Value();
+      return false;
     }
   } else if (!info[3].IsNull()) {
     Napi::TypeError::New(env, "cwd must be a string or null").ThrowAsJavaScriptException();
-    return Napi::Value();
+    return false;
   }
   if (!info[4].IsArray()) {
     Napi::TypeError::New(env, "stdio must be an array").ThrowAsJavaScriptException();
-    return Napi::Value();
+    return false;
   }
   Napi::Array stdio_a = info[4].As<Napi::Array>();
-  std::vector<int> stdio(stdio_a.Length());
-  for (uint32_t i = 0; i < stdio.size(); ++i) {
+  a->stdio.resize(stdio_a.Length());
+  for (uint32_t i = 0; i < a->stdio.size(); ++i) {
     Napi::Value e = stdio_a.Get(i);
     double d = e.IsNumber() ? e.As<Napi::Number>().DoubleValue() : -1e18;
     if (!(d >= spawn::kStdioClose && d <= INT32_MAX) || d != static_cast<int>(d)) {
       Napi::TypeError::New(env, "stdio entries must be descriptors or kinds")
           .ThrowAsJavaScriptException();
-      return Napi::Value();
+      return false;
     }
-    stdio[i] = static_cast<int>(d);
+    a->stdio[i] = static_cast<int>(d);
   }
   int32_t group, pdeathsig;
-  if (!Int32Arg(info, 5, &group) || !Int32Arg(info, 6, &pdeathsig)) return Napi::Value();
+  if (!Int32Arg(info, 5, &group) || !Int32Arg(info, 6, &pdeathsig)) return false;
   if (!info[7].IsBoolean() || !info[8].IsFunction()) {
     Napi::TypeError::New(env, "closeFds must be a boolean and onExit a function")
         .ThrowAsJavaScriptException();
-    return Napi::Value();
+    return false;
   }
   int32_t cgroup_procs = -1;
   if (info.Length() > 9 && !info[9].IsUndefined() && !Int32Arg(info, 9, &cgroup_procs)) {
-    return Napi::Value();
+    return false;
   }
   if (group < spawn::kGroupNew || group > spawn::kGroupInherit || pdeathsig < 0 ||
       pdeathsig > 64 || cgroup_procs < -1) {
     Napi::RangeError::New(env, "bad group or signal").ThrowAsJavaScriptException();
-    return Napi::Value();
+    return false;
   }
 
-  std::vector<const char*> cand;
-  for (auto& c : candidates) cand.push_back(c.c_str());
-  std::vector<char*> argvp = CStrings(argv), envp = CStrings(envv);
-  std::vector<int> parent_fds(stdio.size(), -1);
-
-  spawn::Request req;
-  req.candidates = cand.data();
-  req.ncandidates = cand.size();
-  req.argv = argvp.data();
+  for (auto& c : a->candidates) a->cand.push_back(c.c_str());
+  a->argvp = CStrings(a->argv);
+  a->envp = CStrings(a->envv);
+  spawn::Request& req = a->req;
+  req.candidates = a->cand.data();
+  req.ncandidates = a->cand.size();
+  req.argv = a->argvp.data();
   // ["/bin/sh", <candidate>, argv[1], ..., nullptr]
   static char kSh[] = "/bin/sh";
-  std::vector<char*> sh_argv;
-  sh_argv.reserve(argvp.size() + 1);
-  sh_argv.push_back(kSh);
-  sh_argv.push_back(nullptr);
-  for (size_t i = 1; i < argvp.size(); ++i) sh_argv.push_back(argvp[i]);  // ends with nullptr
-  if (argvp.size() <= 1) sh_argv.push_back(nullptr);
-  req.sh_argv = sh_argv.data();
-  req.envp = envp.data();
-  req.cwd = has_cwd ? cwd.c_str() : nullptr;
+  a->sh_argv.reserve(a->argvp.size() + 1);
+  a->sh_argv.push_back(kSh);
+  a->sh_argv.push_back(nullptr);
+  for (size_t i = 1; i < a->argvp.size(); ++i) a->sh_argv.push_back(a->argvp[i]);  // ends with nullptr
+  if (a->argvp.size() <= 1) a->sh_argv.push_back(nullptr);
+  req.sh_argv = a->sh_argv.data();
+  req.envp = a->envp.data();
+  req.cwd = a->has_cwd ? a->cwd.c_str() : nullptr;
   req.group = group;
   req.pdeathsig = pdeathsig;
   req.cgroup_procs = cgroup_procs;
   req.close_fds = info[7].As<Napi::Boolean>().Value();
-  req.stdio = stdio.data();
-  req.nstdio = static_cast<int>(stdio.size());
+  req.stdio = a->stdio.data();
+  req.nstdio = static_cast<int>(a->stdio.size());
   if (info.Length() > 10 && !info[10].IsUndefined()) {
     Napi::Value u = info[10].IsArray() ? info[10].As<Napi::Array>().Get(0u) : Napi::Value();
     Napi::Value g = info[10].IsArray() ? info[10].As<Napi::Array>().Get(1u) : Napi::Value();
     if (u.IsEmpty() || g.IsEmpty() || !u.IsNumber() || !g.IsNumber()) {
       Napi::TypeError::New(env, "creds must be [uid, gid]").ThrowAsJavaScriptException();
-      return Napi::Value();
+      return false;
     }
     double ud = u.As<Napi::Number>().DoubleValue(), gd = g.As<Napi::Number>().DoubleValue();
     if (!(ud >= -1 && ud <= 4294967294.0 && ud == static_cast<long>(ud)) ||
         !(gd >= -1 && gd <= 4294967294.0 && gd == static_cast<long>(gd))) {
       Napi::RangeError::New(env, "bad uid or gid").ThrowAsJavaScriptException();
-      return Napi::Value();
+      return false;
     }
     req.uid = static_cast<long>(ud);
     req.gid = static_cast<long>(gd);
   }
+  return true;
+}
+
+}  // namespace
+
+// spawn(candidates, argv, env | null, cwd, stdio, group, pdeathsig, closeFds, onExit
+//       [, cgroupProcs[, creds]])
+//   -> { handle, pid, fds } or { errno, stage }
+// cgroupProcs: a descriptor of a cgroup's cgroup.procs open for writing, or -1.
+// creds: [uid, gid], -1 = unchanged.
+Napi::Value Spawn(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  auto* reg = static_cast<Registry*>(info.Data());
+  SpawnArgs a;
+  if (!Unpack(info, &a)) return Napi::Value();
+  std::vector<int> parent_fds(a.stdio.size(), -1);
   spawn::Outcome out;
   out.parent_fds = parent_fds.data();
-  int r = spawn::Spawn(req, &out);
+  int r = spawn::Spawn(a.req, &out);
   if (r < 0) {
     Napi::Object o = Napi::Object::New(env);
     o.Set("errno", Napi::Number::New(env, r));
