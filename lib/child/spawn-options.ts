@@ -25,7 +25,7 @@ import {
  */
 export type StdioEntry = 'pipe' | 'inherit' | 'ignore' | number | Stream | null | undefined;
 
-/** Options of {@link ./child.spawn}. Each is read exactly once; an unknown one throws. */
+/** Options of {@link spawn}. Each is read exactly once; an unknown one throws. */
 export interface SpawnOptions {
   /** Working directory of the child. Relative `file` names and PATH entries resolve against it. */
   cwd?: string | URL | undefined;

@@ -125,7 +125,10 @@ export class ProcessGroup {
   readonly pid: number;
   /** The group's id: the leader's pid. */
   readonly pgid: number;
-  /** The leader: its stdio and its own handle. Do not reap it yourself. */
+  /**
+   * The leader: its stdio and its own handle. The group owns it: its `reap()`, `close()` and
+   * dispose throw `ERR_PROCPIN_GROUP_LEADER` until the group has released it.
+   */
   readonly leader: Child;
   /** Resolves when the leader has exited (it is still a zombie; the pgid is still ours). */
   readonly exited: Promise<WaitInfo>;
