@@ -1,6 +1,8 @@
 // The handle's life: made by spawn or openProcess (Adopt), asked by JavaScript, let go when
 // nobody will ask any more (close(), garbage collection, an environment that ends), and freed.
 #include <dlfcn.h>
+
+#include "../glibc_floor.h"  // before any call to dlopen or dladdr
 #include <errno.h>
 #include <poll.h>
 #include <string.h>
