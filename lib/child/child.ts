@@ -95,6 +95,7 @@ export class Child {
   // A process group's leader that its group holds: reap(), close() and dispose refuse (./leader).
   #held = false;
   #internalFds: number[] = [];
+  #mapExit: ((info: WaitInfo) => WaitInfo) | null = null;
   #resolve!: (info: WaitInfo) => void;
   #reject!: (err: Error) => void;
 
@@ -173,6 +174,11 @@ export class Child {
     return fds;
   }
 
+  /** @internal How the first exit seen is reported (containment: the command's, for its init's). */
+  static mapExit(child: Child, fn: (info: WaitInfo) => WaitInfo): void {
+    child.#mapExit = fn;
+  }
+
   /**
    * A pidfd of the child (O_CLOEXEC), or -1: on a kernel without pidfds, and after reap or close.
    * It is a duplicate of the one procpin watches and signals through, which stays private: closing
@@ -199,7 +205,7 @@ export class Child {
   }
 
   #settle(info: WaitInfo, reaped: boolean): WaitInfo {
-    if (!this.#info) this.#info = info;
+    if (!this.#info) this.#info = this.#mapExit === null ? info : this.#mapExit(info);
     if (reaped) {
       this.#reaped = true;
       // Nobody can read the child's stdin any more: close our end once the child is reaped (not

@@ -7,6 +7,7 @@
  */
 import { isMainThread } from 'node:worker_threads';
 import { binding } from '../binding';
+import { endContainments } from '../contain/contain';
 import type { GroupCleanup } from './logic';
 
 // Groups not yet released: on the 'exit' event each gets its group SIGKILL from the cleanup's
@@ -43,6 +44,7 @@ function onEndingSignal(sig: NodeJS.Signals): void {
   if (process.listenerCount(sig) > 1) return; // the application listens: it decides
   killLiveGroups();
   binding.endKillAll();
+  endContainments();
   for (const s of ENDING_SIGNALS) process.removeListener(s, onEndingSignal);
   process.kill(process.pid, sig);
 }

@@ -31,10 +31,14 @@
 // kills what is left.
 //
 // Arguments (all decimal):
-//   procpin-init ERRFD KILLSIG GRACE_MS NCAND CANDIDATE... ARGV0 ARG...
+//   procpin-init ERRFD STATUSFD KILLSIG GRACE_MS NCAND CANDIDATE... ARGV0 ARG...
 // ERRFD is a stream whose peer procpin reads until end of file: a failure before the command's
-// execve is written there as "STAGE ERRNO\n" (stage: userns, mount, clone, exec, setup); a
-// successful execve closes the last copy of it. The environment is the command's.
+// execve is written there as "STAGE ERRNO\n" (stage: userns, mount, clone, exec, setup), and
+// before that "mntns FD\n", the outer's descriptor of the namespace's mount namespace (see
+// main); a successful execve closes the last copy of it. STATUSFD, held by the outer alone, gets the
+// command's raw wait status ("STATUS\n") just before the outer mirrors it: a core dump, which the
+// outer does not repeat (it would write a core file of its own), is read there. The environment
+// is the command's.
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -61,6 +65,7 @@ static const int kForwarded[] = {SIGTERM, SIGINT, SIGHUP,   SIGQUIT, SIGUSR1,
 #define NFORWARDED (sizeof kForwarded / sizeof kForwarded[0])
 
 static int g_errfd = -1;
+static int g_statfd = -1;
 static int g_killsig = SIGTERM;
 static long g_grace = 5000;
 static int g_ncand = 0;
@@ -104,8 +109,30 @@ static void forwarded_set(sigset_t* set) {
   sigaddset(set, SIGRTMAX);
 }
 
-// The command, in the inner's child: default dispositions (we only blocked), an empty mask, the
-// execvp rules over the candidates procpin computed.
+// The argv of `/bin/sh CANDIDATE ARG...` for a candidate that is not an executable (ENOEXEC),
+// made before the command's clone: the clone shares our memory until its execve.
+static char** g_sh_argv = NULL;
+static _Noreturn void exec_command(void);
+
+static void make_sh_argv(void) {
+  int argc = 0;
+  while (g_argv[argc] != NULL) ++argc;
+  g_sh_argv = calloc((size_t)argc + 2, sizeof *g_sh_argv);
+  if (g_sh_argv == NULL) return;
+  g_sh_argv[0] = (char*)"/bin/sh";
+  for (int i = 1; i < argc; ++i) g_sh_argv[i + 1] = g_argv[i];
+}
+
+// The command, in the inner's child (CLONE_VM | CLONE_VFORK: the inner waits until its execve
+// or its exit): default dispositions (we only blocked), an empty mask, the execvp rules over the
+// candidates procpin computed. Its descriptor table is its own.
+static int command_main(void* arg) {
+  (void)arg;
+  close(g_life[0]);
+  close(g_status[1]);
+  exec_command();
+}
+
 static _Noreturn void exec_command(void) {
   sigset_t empty;
   sigemptyset(&empty);
@@ -115,13 +142,9 @@ static _Noreturn void exec_command(void) {
     execve(g_cand[k], g_argv, environ);
     int e = errno;
     if (e == ENOEXEC) {
-      int argc = 0;
-      while (g_argv[argc] != NULL) ++argc;
-      char** sh = calloc((size_t)argc + 2, sizeof *sh);
+      char** sh = g_sh_argv;
       if (sh == NULL) fail("exec", ENOMEM, 127);
-      sh[0] = (char*)"/bin/sh";
       sh[1] = g_cand[k];
-      for (int i = 1; i < argc; ++i) sh[i + 1] = g_argv[i];
       execve("/bin/sh", sh, environ);
       fail("exec", errno, 127);
     }
@@ -146,6 +169,7 @@ static long now_ms(void) {
 // Pid 1 of the namespace.
 static int inner_main(void* arg) {
   (void)arg;
+  close(g_statfd);
   close(g_life[1]);
   close(g_status[0]);
   // Dies with the outer; the outer may have died before the prctl: its end of the pipe is then
@@ -172,13 +196,10 @@ static int inner_main(void* arg) {
     fail("mount", errno, 125);
   }
 
-  pid_t cmd = fork();
+  make_sh_argv();
+  static char cmd_stack[64 * 1024] __attribute__((aligned(16)));
+  pid_t cmd = clone(command_main, cmd_stack + sizeof cmd_stack, CLONE_VM | CLONE_VFORK | SIGCHLD, NULL);
   if (cmd < 0) fail("clone", errno, 125);
-  if (cmd == 0) {
-    close(g_life[0]);
-    close(g_status[1]);
-    exec_command();
-  }
   close(g_errfd);
   g_errfd = -1;
 
@@ -271,20 +292,34 @@ static _Noreturn void mirror(int status) {
   _exit(125);
 }
 
+// The command's status to STATUSFD, then as the outer's own.
+static _Noreturn void report_and_mirror(int status) {
+  char buf[24];
+  int len = snprintf(buf, sizeof buf, "%d\n", status);
+  if (len > 0) {
+    ssize_t w = write(g_statfd, buf, (size_t)len);
+    (void)w;
+  }
+  mirror(status);
+}
+
 int main(int argc, char** argv) {
   long v;
-  if (argc < 6) usage();
+  if (argc < 7) usage();
   if (parse_int(argv[1], 3, 1 << 20, &v) < 0) usage();
   g_errfd = (int)v;
   if (fcntl(g_errfd, F_SETFD, FD_CLOEXEC) < 0) usage();
-  if (parse_int(argv[2], 1, 64, &v) < 0) usage();
+  if (parse_int(argv[2], 3, 1 << 20, &v) < 0 || v == g_errfd) usage();
+  g_statfd = (int)v;
+  if (fcntl(g_statfd, F_SETFD, FD_CLOEXEC) < 0) usage();
+  if (parse_int(argv[3], 1, 64, &v) < 0) usage();
   g_killsig = (int)v;
-  if (parse_int(argv[3], 0, 0x7fffffff, &v) < 0) usage();
+  if (parse_int(argv[4], 0, 0x7fffffff, &v) < 0) usage();
   g_grace = v;
-  if (parse_int(argv[4], 1, argc - 6, &v) < 0) usage();
+  if (parse_int(argv[5], 1, argc - 7, &v) < 0) usage();
   g_ncand = (int)v;
-  g_cand = argv + 5;
-  g_argv = argv + 5 + g_ncand;
+  g_cand = argv + 6;
+  g_argv = argv + 6 + g_ncand;
   if (g_argv[0] == NULL) usage();
 
   sigset_t set;
@@ -305,6 +340,14 @@ int main(int argc, char** argv) {
     inner = clone(inner_main, stack + sizeof stack, flags | CLONE_NEWUSER, NULL);
   }
   if (inner < 0) fail(g_userns ? "userns" : "clone", errno, 125);
+  // The namespace's mount namespace, held open: procpin opens it through /proc/OUTER/fd and
+  // closes its copy off its event loop once the group has ended, so that the namespace's
+  // teardown (its mounts' release waits for an RCU grace period) is not paid by the inner's
+  // exit, which the command's status waits for.
+  char path[48];
+  snprintf(path, sizeof path, "/proc/%d/ns/mnt", (int)inner);
+  int mntns = open(path, O_RDONLY | O_CLOEXEC);
+  if (mntns >= 0) report("mntns", mntns);
   close(g_life[0]);
   close(g_status[1]);
   close(g_errfd);
@@ -320,7 +363,7 @@ int main(int argc, char** argv) {
       if (w != inner) continue;
       int cmd_status;
       ssize_t n = read(g_status[0], &cmd_status, sizeof cmd_status);
-      if (n == (ssize_t)sizeof cmd_status) mirror(cmd_status);
+      if (n == (ssize_t)sizeof cmd_status) report_and_mirror(cmd_status);
       // The inner died without a word (killed from outside): say so the same way.
       mirror(st);
     }

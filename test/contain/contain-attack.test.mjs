@@ -2,10 +2,10 @@
 // 'pidns' and 'cgroup' groups, read from the kernel's record (exit statuses, cgroup directories).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import * as procpin from '../../dist/index.js';
 import { cgroupPlace } from '../../dist/contain/contain.js';
-import { isRoot, need, pkg, runNode, waitFor } from '../helpers.mjs';
+import { isRoot, need, pkg, runCmd, runNode, tmpDir, waitFor } from '../helpers.mjs';
 
 const { spawnGroup } = procpin;
 const place = cgroupPlace();
@@ -80,4 +80,69 @@ test('cgroup: a command that moves itself out of its cgroup cannot take its proc
   // The member (in the leader's process group, outside the cgroup) got stop()'s SIGTERM: the
   // stream it held ends.
   await ended;
+});
+
+// A command that dumps core is reported as a core dump (CLD_DUMPED), as without containment; the
+// only core file is the command's own (procpin-init writes none of its own).
+for (const mode of [undefined, 'pidns', 'cgroup']) {
+  const name = mode ?? 'group';
+  test(`${name}: a command that dumps core is reported as CLD_DUMPED with its signal, and the only core file is its own`, async (t) => {
+    if (mode && !need(t, available(mode), `${mode} needs root here`)) return;
+    const pattern = readFileSync('/proc/sys/kernel/core_pattern', 'latin1').trim();
+    if (!need(t, !pattern.startsWith('|') && !pattern.includes('/'), `core files in the cwd (core_pattern is ${pattern})`)) return;
+    const dir = tmpDir();
+    t.after(() => dir[Symbol.dispose]());
+    const g = spawnGroup('sh', ['-c', 'ulimit -c unlimited && kill -SEGV $$'], { contain: mode, stdio: 'ignore', cwd: dir.path });
+    const info = await g.leader.exited;
+    assert.equal(info.code, 'CLD_DUMPED');
+    assert.equal(info.signal, 'SIGSEGV');
+    const r = await g.closed;
+    assert.equal(r.signal, 'SIGSEGV');
+    assert.equal(readdirSync(dir.path).length, 1, `one core file: ${readdirSync(dir.path)}`);
+  });
+}
+
+// What holds against a command that tries to leave its cgroup (cgroup v2's delegation rule: a
+// move needs write access to the common ancestor's cgroup.procs, which root owns). A command
+// that is not root (here by the uid option) is refused and stays: stop() ends it with its
+// setsid daemon. A root command leaves, whatever capabilities it dropped (the cgroup files are
+// root's by ownership, not by capability): only its process-group members then stay within
+// reach, as the test above shows.
+test('cgroup: a command that is not root cannot leave its cgroup (EACCES), and stop() ends it and its setsid daemon', { timeout: 20000 }, async (t) => {
+  if (!need(t, available('cgroup'), 'cgroup needs root here')) return;
+  const root = `${place.mount}/cgroup.procs`;
+  const g = spawnGroup(
+    'sh',
+    ['-c', `setsid sh -c 'echo $$ > ${root} 2>/dev/null && echo left || echo stayed; exec sleep 1000' & wait`],
+    { contain: 'cgroup', uid: 65534, gid: 65534, stdio: ['ignore', 'pipe', 'ignore'] },
+  );
+  let text = '';
+  g.leader.stdout.on('data', (d) => (text += d));
+  await waitFor(() => /left|stayed/.test(text), { timeout: 10000, what: 'the escape attempt' });
+  assert.equal(text.trim(), 'stayed');
+  const [name] = cgroupsOf(process.pid);
+  const procs = readFileSync(`${cgroupBase}/${name}/cgroup.procs`, 'latin1').split('\n').filter(Boolean);
+  assert.equal(procs.length, 2, 'the leader and the daemon are both in the cgroup');
+  await g.stop();
+  await waitFor(() => !existsSync(`${cgroupBase}/${name}`), { timeout: 5000, what: 'the cgroup removed' });
+  for (const pid of procs) assert.equal(existsSync(`/proc/${pid}/stat`) && !/\) [ZX] /.test(readFileSync(`/proc/${pid}/stat`, 'latin1')), false);
+});
+
+test('cgroup: a root command leaves its cgroup by writing another cgroup.procs even without any capability (the documented limit)', { timeout: 20000 }, async (t) => {
+  if (!need(t, available('cgroup'), 'cgroup needs root here')) return;
+  const r = await runCmd('setpriv', ['--help']).catch(() => null);
+  if (!need(t, r && r.code === 0, 'setpriv (util-linux)')) return;
+  const root = `${place.mount}/cgroup.procs`;
+  const g = spawnGroup(
+    'setpriv',
+    ['--bounding-set=-all', '--inh-caps=-all', 'sh', '-c', `grep CapEff /proc/self/status; echo $$ > ${root} && grep '^0::' /proc/self/cgroup`],
+    { contain: 'cgroup', stdio: ['ignore', 'pipe', 'ignore'] },
+  );
+  let text = '';
+  g.leader.stdout.on('data', (d) => (text += d));
+  const res = await g.closed;
+  await waitFor(() => text.includes('0::'), { timeout: 2000, what: 'output' });
+  assert.equal(res.exitCode, 0);
+  assert.match(text, /CapEff:\s+0+\n/);
+  assert.match(text, /^0::\/$/m, 'it left for the root cgroup');
 });

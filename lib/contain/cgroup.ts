@@ -1,0 +1,351 @@
+/**
+ * `contain: 'cgroup'`: the command joins a new cgroup v2 directory before its first instruction;
+ * cleanup signals every process of the cgroup, ends with `cgroup.kill`, and reads emptiness from
+ * `cgroup.events`. The directory's name carries the supervisor's pid and start time, so that
+ * `sweepCgroups` (./sweep-cgroups) can end and remove those of dead supervisors.
+ * @module
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { isMainThread } from 'node:worker_threads';
+import { binding } from '../binding';
+import { Child, spawnRewritten, type SpawnOptions } from '../child/child';
+import type { SendResult } from '../group/logic';
+import { errnoException } from '../errors';
+import { ContainmentRefused, readText, type Holder } from './common';
+
+const { SIGKILL } = os.constants.signals;
+const { ESRCH, EPERM } = os.constants.errno;
+
+/** @internal Where procpin's cgroups go. */
+export interface CgroupPlace {
+  /** Mount point of cgroup2. */
+  mount: string;
+  /** Where procpin's cgroups go (absolute path). */
+  base: string;
+}
+
+let placeCache: CgroupPlace | string | undefined;
+
+/** @internal Test hook: find the place again. */
+export function resetCgroupPlace(): void {
+  placeCache = undefined;
+}
+
+// mountinfo escapes space, tab, newline and backslash as octal.
+function unescapeMount(s: string): string {
+  return s.replace(/\\([0-7]{3})/g, (_m, o: string) => String.fromCharCode(parseInt(o, 8)));
+}
+
+/** @internal The cgroup2 mount and the directory procpin's cgroups go in, or why there is none. */
+export function cgroupPlace(): CgroupPlace | string {
+  if (placeCache !== undefined) return placeCache;
+  placeCache = findCgroupPlace();
+  return placeCache;
+}
+
+function findCgroupPlace(): CgroupPlace | string {
+  const mountinfo = readText('/proc/self/mountinfo');
+  if (mountinfo === null) return '/proc/self/mountinfo cannot be read';
+  let mount: string | null = null;
+  let root = '/';
+  for (const line of mountinfo.split('\n')) {
+    const [left, right] = line.split(' - ');
+    if (right === undefined || left === undefined) continue;
+    if (right.split(' ')[0] !== 'cgroup2') continue;
+    const f = left.split(' ');
+    mount = unescapeMount(f[4] ?? '');
+    root = unescapeMount(f[3] ?? '/');
+    break;
+  }
+  if (mount === null) return 'no cgroup2 file system is mounted';
+  const self = readText('/proc/self/cgroup');
+  const line = self?.split('\n').find((l) => l.startsWith('0::'));
+  if (line === undefined) return 'this process is in no cgroup v2 (/proc/self/cgroup has no 0:: line)';
+  let rel = line.slice(3);
+  if (root !== '/' && rel.startsWith(root)) rel = rel.slice(root.length);
+  if (rel.endsWith(' (deleted)')) return 'this process is in a removed cgroup';
+  const own = path.join(mount, rel);
+  let base: string;
+  if (process.geteuid?.() === 0) {
+    base = path.join(mount, 'procpin');
+    try {
+      fs.mkdirSync(base, { mode: 0o755 });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
+        return `${base} cannot be made (${(err as Error).message})`;
+      }
+    }
+  } else {
+    // A subtree delegated to us: our own cgroup, owned by us, its cgroup.procs writable.
+    base = own;
+    try {
+      const st = fs.statSync(own);
+      if (st.uid !== process.geteuid?.()) return `${own} is not delegated to this user`;
+      fs.accessSync(own, fs.constants.W_OK);
+      fs.accessSync(path.join(own, 'cgroup.procs'), fs.constants.W_OK);
+    } catch (err) {
+      return `${own} is not writable (${(err as Error).message})`;
+    }
+  }
+  return { mount, base };
+}
+
+/** @internal Start time of a process (clock ticks since boot, /proc/PID/stat field 22), or null. */
+export function startTime(pid: number | 'self'): string | null {
+  const stat = readText(`/proc/${pid}/stat`);
+  if (stat === null) return null;
+  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // rest[0] is field 3 (state): field 22 is rest[19]. A zombie is a dead supervisor.
+  if (rest[0] === 'Z' || rest[0] === 'X') return null;
+  return rest[19] ?? null;
+}
+
+export const CGROUP_NAME = /^procpin-([1-9][0-9]*)-([0-9]+)-([0-9]+)$/;
+let cgroupSeq = 0;
+let selfStart: string | null | undefined;
+
+/** @internal Writes cgroup.kill: true when the kernel took it. */
+export function cgroupKill(dir: string): boolean {
+  try {
+    fs.writeFileSync(path.join(dir, 'cgroup.kill'), '1');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** @internal populated of cgroup.events: true, false, or null when unreadable. */
+export function cgroupPopulated(dir: string): boolean | null {
+  const ev = readText(path.join(dir, 'cgroup.events'));
+  if (ev === null) return null;
+  const m = /^populated (\d)/m.exec(ev);
+  return m === null ? null : m[1] !== '0';
+}
+
+function cgroupPids(dir: string, out: number[] = []): number[] {
+  const procs = readText(path.join(dir, 'cgroup.procs'));
+  if (procs !== null) for (const l of procs.split('\n')) if (l !== '') out.push(Number(l));
+  for (const sub of subdirs(dir)) cgroupPids(path.join(dir, sub), out);
+  return out;
+}
+
+function subdirs(dir: string): string[] {
+  try {
+    return fs
+      .readdirSync(dir, { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .map((d) => d.name);
+  } catch {
+    return [];
+  }
+}
+
+// Signals every process of the cgroup. A pid read from cgroup.procs is opened as a pidfd and
+// its cgroup read again through /proc before the signal: a number that was reused meanwhile
+// names a process elsewhere and is left alone.
+function cgroupSignal(dir: string, rel: string, sig: number): SendResult {
+  let sent = false;
+  let refused = false;
+  for (const pid of cgroupPids(dir)) {
+    const pidfd = binding.pidfdOpen(pid, 0);
+    if (pidfd < 0 && pidfd !== -os.constants.errno.ENOSYS) continue;
+    try {
+      const cg = readText(`/proc/${pid}/cgroup`)?.split('\n').find((l) => l.startsWith('0::'));
+      if (cg === undefined || !(cg.slice(3) === rel || cg.slice(3).startsWith(`${rel}/`))) continue;
+      let r: number;
+      if (pidfd >= 0) {
+        r = binding.pidfdSendSignal(pidfd, sig, 0);
+      } else {
+        try {
+          process.kill(pid, sig);
+          r = 0;
+        } catch (err) {
+          r = (err as NodeJS.ErrnoException).code === 'EPERM' ? -EPERM : -ESRCH;
+        }
+      }
+      if (r === 0) sent = true;
+      else if (r === -EPERM) refused = true;
+    } finally {
+      if (pidfd >= 0) fs.closeSync(pidfd);
+    }
+  }
+  if (sent) return 'ok';
+  if (refused) return 'EPERM';
+  return cgroupPopulated(dir) === false ? 'ESRCH' : 'ok';
+}
+
+// @internal Removes the cgroup once it is empty (its sub-cgroups first), waiting for cgroup.events to say
+// `populated 0` (fs.watch: kernfs notifies a change of cgroup.events) for up to `ms`.
+export async function removeCgroup(dir: string, ms: number): Promise<boolean> {
+  const deadline = performance.now() + ms;
+  for (let delay = 1; ; delay = Math.min(delay * 2, 50)) {
+    if (cgroupPopulated(dir) === false && rmdirTree(dir)) return true;
+    if (!fs.existsSync(dir)) return true;
+    const left = deadline - performance.now();
+    if (left <= 0) return false;
+    await new Promise<void>((resolve) => {
+      let watcher: fs.FSWatcher | null = null;
+      const done = () => {
+        clearTimeout(t);
+        watcher?.close();
+        resolve();
+      };
+      const t = setTimeout(done, Math.min(delay, left));
+      try {
+        watcher = fs.watch(path.join(dir, 'cgroup.events'), done);
+        watcher.on('error', done);
+      } catch {
+        watcher = null;
+      }
+    });
+  }
+}
+
+function rmdirTree(dir: string): boolean {
+  for (const sub of subdirs(dir)) rmdirTree(path.join(dir, sub));
+  try {
+    fs.rmdirSync(dir);
+    return true;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return code === 'ENOENT';
+  }
+}
+
+interface NewCgroup {
+  dir: string;
+  rel: string;
+  /** cgroup.procs, open for the child to write itself into; closed once it was spawned. */
+  procs: number;
+  /** cgroup.kill, open for the group's lifetime, and its end-kill table slot. */
+  kill: number;
+  slot: number;
+}
+
+function makeCgroup(): NewCgroup | string {
+  const place = cgroupPlace();
+  if (typeof place === 'string') return place;
+  if (selfStart === undefined) selfStart = startTime('self');
+  const name = `procpin-${process.pid}-${selfStart ?? 0}-${++cgroupSeq}`;
+  const dir = path.join(place.base, name);
+  try {
+    fs.mkdirSync(dir, { mode: 0o755 });
+  } catch (err) {
+    return `${dir} cannot be made (${(err as Error).message})`;
+  }
+  let procs = -1;
+  let kill = -1;
+  try {
+    procs = fs.openSync(path.join(dir, 'cgroup.procs'), fs.constants.O_WRONLY);
+    kill = fs.openSync(path.join(dir, 'cgroup.kill'), fs.constants.O_WRONLY);
+  } catch (err) {
+    if (procs >= 0) fs.closeSync(procs);
+    rmdirTree(dir);
+    return `${dir}'s cgroup.procs and cgroup.kill cannot be opened (${(err as Error).message})`;
+  }
+  // Before anything joins it: however this Worker or the process ends (terminate(), exit from
+  // anywhere, abort), the native end-kill table writes cgroup.kill, which reaches the members
+  // that left the process group as well.
+  const slot = binding.endKillCgroup(kill);
+  if (slot < 0) {
+    fs.closeSync(procs);
+    fs.closeSync(kill);
+    rmdirTree(dir);
+    throw errnoException(slot, 'spawn', {});
+  }
+  return { dir, rel: `/${path.relative(place.mount, dir)}`, procs, kill, slot };
+}
+
+function forgetCgroup(cg: NewCgroup): void {
+  binding.endKillRemove(cg.slot);
+  fs.closeSync(cg.kill);
+}
+
+// Cgroups of groups not yet released. A supervisor on its way out (process 'exit', or a signal
+// it has no listener for: no event loop is left) kills each (cgroup.kill) and removes it once
+// cgroup.events says it is empty, waiting a bounded time: what the kernel has not emptied by
+// then is left to a successor's sweep. The main thread also removes those of its Workers that
+// ended before it (their JavaScript could not): every cgroup named for this process.
+const liveCgroups = new Set<string>();
+let cgroupExitHooked = false;
+const EXIT_EMPTY_WAIT_MS = 1000;
+
+/** @internal Kills and removes this supervisor's cgroups: it is ending now. */
+export function endCgroups(): void {
+  const dirs = new Set(liveCgroups);
+  const place = placeCache;
+  if (isMainThread && typeof place === 'object' && selfStart !== undefined) {
+    const own = `procpin-${process.pid}-${selfStart ?? 0}-`;
+    for (const name of subdirs(place.base)) if (name.startsWith(own)) dirs.add(path.join(place.base, name));
+  }
+  if (dirs.size === 0) return;
+  const deadline = performance.now() + EXIT_EMPTY_WAIT_MS;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (const dir of dirs) cgroupKill(dir);
+  for (const dir of dirs) {
+    while (cgroupPopulated(dir) === true && performance.now() < deadline) Atomics.wait(pause, 0, 0, 1);
+    if (cgroupPopulated(dir) === false) rmdirTree(dir);
+  }
+  liveCgroups.clear();
+}
+
+/** @internal Starts the command in a new cgroup; throws {@link ContainmentRefused} when none can be had. */
+export function spawnCgroup(
+  file: string,
+  args: readonly string[],
+  options: SpawnOptions,
+): { child: Child; holder: Holder } {
+  const cg = makeCgroup();
+  if (typeof cg === 'string') throw new ContainmentRefused(cg);
+  let child: Child;
+  try {
+    child = spawnRewritten(file, [...args], options, (spec) => ({ ...spec, cgroupProcs: cg.procs }));
+  } catch (err) {
+    forgetCgroup(cg);
+    rmdirTree(cg.dir);
+    if ((err as { stage?: string }).stage === 'cgroup') {
+      throw new ContainmentRefused(`the child could not join ${cg.dir} (${(err as Error).message})`);
+    }
+    throw err;
+  } finally {
+    fs.closeSync(cg.procs);
+  }
+  const { dir, rel } = cg;
+  const holder: Holder = {
+    kind: 'cgroup',
+    fallback: [],
+    signal(sig, base) {
+      if (sig === SIGKILL) {
+        // cgroup.kill reaches every process of the cgroup, also one forked a moment ago; the
+        // process group's own SIGKILL too, while its leader is still ours.
+        const killed = cgroupKill(dir);
+        const r = base(sig);
+        if (!killed && cgroupPopulated(dir) !== false) cgroupSignal(dir, rel, sig);
+        return r === 'ok' || cgroupPopulated(dir) !== false ? 'ok' : r;
+      }
+      // The process group too, while its leader is ours: a member whose cgroup was changed (a
+      // root command can write another cgroup's cgroup.procs) is still within its reach.
+      const c = cgroupSignal(dir, rel, sig);
+      const b = base(sig);
+      if (c === 'ok' || b === 'ok') return 'ok';
+      return c === 'EPERM' || b === 'EPERM' ? 'EPERM' : 'ESRCH';
+    },
+    members() {
+      const p = cgroupPopulated(dir);
+      return p === null ? 'unknown' : p ? 1 : 0;
+    },
+    async release() {
+      // Not emptied in time: the table entry stays, and kills what is left when this ends.
+      if (await removeCgroup(dir, 10_000)) forgetCgroup(cg);
+      liveCgroups.delete(dir);
+    },
+  };
+  liveCgroups.add(dir);
+  if (!cgroupExitHooked) {
+    cgroupExitHooked = true;
+    process.on('exit', endCgroups);
+  }
+  return { child, holder };
+}

@@ -1,0 +1,202 @@
+/**
+ * `contain: 'pidns'`: the command runs under `procpin-init` in a new pid namespace (and mount
+ * namespace; a user namespace too when unprivileged). The group's `pid` is procpin-init's
+ * (procpin's direct child); a signal to the group goes to it, and it passes it on to every
+ * process of the namespace. When it dies (SIGKILL of the supervisor included: its parent-death
+ * signal) the kernel kills the whole namespace.
+ * @module
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import { initExecutablePath } from '../binding';
+import { Child, spawnRewritten, type SpawnOptions, type SpawnSpec } from '../child/child';
+import type { WaitInfo } from '../child/waitinfo';
+import { errnoException } from '../errors';
+import { ContainmentRefused, readText, type Holder } from './common';
+
+const { SIGKILL } = os.constants.signals;
+const STDIO_PIPE = -1;
+
+/** @internal Why `contain: 'pidns'` cannot work here, as far as can be known without trying; or null. */
+export function pidnsPrecheck(): string | null {
+  if (initExecutablePath() === null) return 'procpin-init was not built next to the addon';
+  if (process.geteuid?.() !== 0 && readText('/proc/sys/user/max_user_namespaces')?.trim() === '0') {
+    return 'user namespaces are disabled (user.max_user_namespaces is 0)';
+  }
+  return null;
+}
+
+/**
+ * @internal Starts procpin-init in front of the command; throws {@link ContainmentRefused} when
+ * a namespace was refused, the command's execve error (for `caller`) when it could not run.
+ */
+export function spawnPidns(
+  file: string,
+  args: readonly string[],
+  options: SpawnOptions,
+  killSignal: number,
+  grace: number,
+  caller: (...a: never[]) => unknown,
+): Child {
+  const init = initExecutablePath() as string;
+  const rewrite = (spec: SpawnSpec): SpawnSpec => {
+    const errIndex = spec.stdio.length;
+    return {
+      ...spec,
+      candidates: [init],
+      argv: [
+        init,
+        String(errIndex),
+        String(errIndex + 1),
+        String(killSignal),
+        String(grace),
+        String(spec.candidates.length),
+        ...spec.candidates,
+        ...spec.argv,
+      ],
+      stdio: [...spec.stdio, STDIO_PIPE, STDIO_PIPE],
+      internal: 2,
+    };
+  };
+  const child = spawnRewritten(file, [...args], options, rewrite);
+  // procpin-init writes here what failed before the command's execve; the command's execve
+  // closes the last copy. Reading to the end is the spawn's own wait, as vfork is for a plain one.
+  const [fd, statusFd = -1] = Child.takeInternalFds(child);
+  let statusOpen = statusFd >= 0;
+  const takeStatus = (): string => {
+    if (!statusOpen) return '';
+    statusOpen = false;
+    return readStatus(statusFd);
+  };
+  Child.mapExit(child, (info) => withCoreDump(info, takeStatus()));
+  let text = '';
+  if (fd !== undefined && fd >= 0) {
+    const buf = Buffer.alloc(128);
+    try {
+      for (;;) {
+        let n: number;
+        try {
+          n = fs.readSync(fd, buf, 0, buf.length, null);
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code === 'EAGAIN' || (err as NodeJS.ErrnoException).code === 'EINTR') continue;
+          throw err;
+        }
+        if (n === 0) break;
+        text += buf.toString('latin1', 0, n);
+      }
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+  let m: RegExpExecArray | null = null;
+  let mntns = -1;
+  for (const line of text.split('\n')) {
+    const l = /^(\w+) (\d+)$/.exec(line);
+    if (l === null) continue;
+    if (l[1] !== 'mntns') {
+      m = l;
+      break;
+    }
+    mntns = Number(l[2]);
+  }
+  if (m === null) {
+    if (mntns >= 0) holdMountNamespace(child, mntns);
+    return child;
+  }
+  // Nothing of the command runs: procpin-init exits at once; reap it as soon as it does.
+  child.close();
+  takeStatus();
+  const stage = m[1] as string;
+  const errno = -Number(m[2]);
+  if (stage === 'exec') {
+    throw errnoException(errno, 'execve', { path: file, spawnargs: [...args] } as never, caller);
+  }
+  const e = errnoException(errno, stage === 'mount' ? 'mount' : 'clone', {});
+  throw new ContainmentRefused(
+    stage === 'userns'
+      ? `a user namespace was refused (${e.message})`
+      : stage === 'mount'
+        ? `the namespace's /proc could not be mounted (${e.message})`
+        : `a pid namespace was refused (${e.message})`,
+  );
+}
+
+// The namespace's mount namespace, from procpin-init's outer (which holds it as descriptor
+// `outerFd`), held until the group's init has exited and then closed off the event loop: its
+// teardown (the release of its mounts waits for an RCU grace period, about as long as the rest of
+// a contained spawn) then neither delays the exit that reports the command's status nor blocks
+// this thread. Opened through /proc/PID/fd of our own unreaped child: the number names no other
+// process. When the outer is gone already, there is nothing to hold.
+function holdMountNamespace(child: Child, outerFd: number): void {
+  let fd: number;
+  try {
+    fd = fs.openSync(`/proc/${child.pid}/fd/${outerFd}`, fs.constants.O_RDONLY);
+  } catch {
+    return;
+  }
+  const close = () => fs.close(fd, () => {});
+  child.exited.then(close, close);
+}
+
+const CORE_DUMPED = 0x80;
+
+// procpin-init's outer mirrors the command's death by a signal without dumping a core of its own
+// (which would be written next to the command's, or sent to the system's crash handler): the
+// command's raw wait status, written to the status descriptor just before, says whether the
+// command's death dumped core. Read once, when the outer's exit is first seen.
+function readStatus(fd: number): string {
+  try {
+    const buf = Buffer.alloc(24);
+    const n = fs.readSync(fd, buf, 0, buf.length, null);
+    return buf.toString('latin1', 0, n);
+  } catch {
+    return ''; // the outer died before it could say (killed from outside); only the inner, which
+    // dies with it, ever held another copy (and closes it first thing)
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function withCoreDump(info: WaitInfo, text: string): WaitInfo {
+  const raw = /^(-?\d+)\n/.exec(text);
+  if (raw === null || info.code !== 'CLD_KILLED') return info;
+  const status = Number(raw[1]);
+  const dumped = (status & CORE_DUMPED) !== 0 && (status & 0x7f) === info.status;
+  return dumped ? { ...info, code: 'CLD_DUMPED' } : info;
+}
+
+// procpin-init's request for the group's final SIGKILL (SIGRTMAX), and how long it has to answer.
+const KILL_ALL = 64;
+const KILL_ALL_ANSWER_MS = 1000;
+
+/** @internal The group's side of a pidns containment. */
+export function pidnsHolder(child: Child, fallback: string[]): Holder {
+  let backstop: NodeJS.Timeout | null = null;
+  return {
+    kind: 'pidns',
+    fallback,
+    // procpin-init passes it on to every process of the namespace. The group's SIGKILL is asked
+    // of it (KILL_ALL): it SIGKILLs the namespace and then reports the command's own status, so a
+    // command that died by killSignal is not reported as SIGKILLed for a member's sake. Should it
+    // not answer (stopped, wedged), it gets the SIGKILL itself; its parent-death signal is the
+    // backstop when the supervisor ends first.
+    signal(sig) {
+      if (sig !== SIGKILL) return child.kill(sig) ? 'ok' : 'ESRCH';
+      if (!child.kill(KILL_ALL)) return 'ESRCH';
+      if (backstop === null) {
+        backstop = setTimeout(() => child.kill(SIGKILL), KILL_ALL_ANSWER_MS);
+        backstop.unref();
+        child.exited.then(
+          () => clearTimeout(backstop ?? undefined),
+          () => clearTimeout(backstop ?? undefined),
+        );
+      }
+      return 'ok';
+    },
+    // procpin-init exits only once its namespace is empty (its pid 1's exit kills the rest).
+    members() {
+      return child.poll() === null ? 1 : 0;
+    },
+    release: () => Promise.resolve(),
+  };
+}
