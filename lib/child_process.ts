@@ -13,11 +13,11 @@ import { spawnArguments } from './child/child';
 import { abortError, errnoException } from './errors';
 import { GROUP_OPTIONS, onStopReached, ProcessGroup, spawnGroup, type SpawnGroupOptions, type StopOptions } from './group/group';
 import type { GroupResult } from './group/logic';
-import { streamsClosed } from './child/output';
+import { streamsClosed } from './group/output';
 import { invalidArgType, outOfRange, readOptions, validateAbortSignal, validateSignal } from './validate';
 
-export { collectOutput, stdioEnded } from './child/output';
-export type { CollectOptions, GroupOutput, MaxBufferError } from './child/output';
+export { collectOutput, stdioEnded } from './group/output';
+export type { CollectOptions, GroupOutput, MaxBufferError } from './group/output';
 
 export type { GroupResult, StopOptions };
 export { ProcessGroup };

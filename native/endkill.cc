@@ -128,7 +128,8 @@ int Claim(uintptr_t owner, int kind, int fd, pid_t pid, int flags) {
 }  // namespace
 
 int AddLeader(uintptr_t owner, int pidfd, pid_t pid, bool pidfd_group, bool by_number) {
-  return Claim(owner, kLeader, pidfd, pid, (pidfd_group ? kPidfdGroup : 0) | (by_number ? kByNumber : 0));
+  return Claim(owner, kLeader, pidfd, pid,
+               (pidfd_group ? kPidfdGroup : 0) | (by_number ? kByNumber : 0));
 }
 
 int AddCgroupKill(uintptr_t owner, int fd) { return Claim(owner, kCgroupKill, fd, 0, 0); }

@@ -197,7 +197,10 @@ export class Child {
   #onExit(result: RawWaitInfo | number, reaped: boolean): void {
     if (typeof result === 'number') {
       this.#reaped = true;
-      this.#lost = result === ECHILD ? lostError(this.pid) : errnoException(result, 'waitid', { pid: this.pid });
+      this.#lost =
+        result === ECHILD
+          ? lostError(this.pid)
+          : errnoException(result, 'waitid', { pid: this.pid });
       this.#reject(this.#lost);
       return;
     }

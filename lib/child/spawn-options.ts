@@ -187,7 +187,8 @@ export function prepareSpawn(
       throw invalidArgType('options.shell', 'of type boolean or string', opts.shell, caller);
     }
     // '' is no shell, as child_process has it.
-    const shell = opts.shell === true ? '/bin/sh' : validateCString(opts.shell, 'options.shell', caller);
+    const shell =
+      opts.shell === true ? '/bin/sh' : validateCString(opts.shell, 'options.shell', caller);
     argList = ['-c', [file, ...args].join(' ')];
     execFile = shell;
   }
@@ -217,10 +218,13 @@ export function prepareSpawn(
   }
 
   let closeFds = true;
-  if (opts.closeFds !== undefined) closeFds = validateBoolean(opts.closeFds, 'options.closeFds', caller);
+  if (opts.closeFds !== undefined)
+    closeFds = validateBoolean(opts.closeFds, 'options.closeFds', caller);
 
-  const uid = opts.uid === undefined ? -1 : validateInteger(opts.uid, 'options.uid', 0, UID_MAX, caller);
-  const gid = opts.gid === undefined ? -1 : validateInteger(opts.gid, 'options.gid', 0, UID_MAX, caller);
+  const uid =
+    opts.uid === undefined ? -1 : validateInteger(opts.uid, 'options.uid', 0, UID_MAX, caller);
+  const gid =
+    opts.gid === undefined ? -1 : validateInteger(opts.gid, 'options.gid', 0, UID_MAX, caller);
 
   if (binding.sigchldIgnored() === 1) {
     throw codedError(
@@ -256,13 +260,21 @@ function execCandidates(file: string, pathVar: string | undefined): string[] {
   return dirs.map((d) => (d === '' ? file : `${d}/${file}`));
 }
 
-function normalizeStdio(stdio: SpawnOptions['stdio'], caller: (...a: never[]) => unknown): number[] {
+function normalizeStdio(
+  stdio: SpawnOptions['stdio'],
+  caller: (...a: never[]) => unknown,
+): number[] {
   let list: unknown[];
   if (stdio === undefined || stdio === null) {
     list = ['pipe', 'pipe', 'pipe'];
   } else if (typeof stdio === 'string') {
     if (stdio !== 'pipe' && stdio !== 'inherit' && stdio !== 'ignore') {
-      throw invalidArgValue('options.stdio', stdio, "must be 'pipe', 'inherit', 'ignore' or an array", caller);
+      throw invalidArgValue(
+        'options.stdio',
+        stdio,
+        "must be 'pipe', 'inherit', 'ignore' or an array",
+        caller,
+      );
     }
     list = [stdio, stdio, stdio];
   } else if (Array.isArray(stdio)) {
@@ -277,12 +289,22 @@ function normalizeStdio(stdio: SpawnOptions['stdio'], caller: (...a: never[]) =>
     if (e === 'inherit') return i;
     if (typeof e === 'number') return validateFd(e, `options.stdio[${i}]`, caller);
     if (e === 'ipc') {
-      throw invalidArgValue(`options.stdio[${i}]`, e, 'is not supported: procpin has no IPC channel', caller);
+      throw invalidArgValue(
+        `options.stdio[${i}]`,
+        e,
+        'is not supported: procpin has no IPC channel',
+        caller,
+      );
     }
     if (typeof e === 'object') {
       const fd = streamFd(e);
       if (fd !== null) return fd;
-      throw invalidArgValue(`options.stdio[${i}]`, e, 'must be a Stream that has a descriptor', caller);
+      throw invalidArgValue(
+        `options.stdio[${i}]`,
+        e,
+        'must be a Stream that has a descriptor',
+        caller,
+      );
     }
     throw invalidArgValue(
       `options.stdio[${i}]`,

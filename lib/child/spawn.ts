@@ -3,9 +3,21 @@
  * and `killSignal` applied to the child, everything else validated by ./spawn-options.
  * @module
  */
-import { INT32_MAX, readOptions, validateAbortSignal, validateInteger, validateSignal } from '../validate';
+import {
+  INT32_MAX,
+  readOptions,
+  validateAbortSignal,
+  validateInteger,
+  validateSignal,
+} from '../validate';
 import { startChild, startLeader, type Child } from './child';
-import { prepareSpawn, SPAWN_OPTIONS, spawnArguments, type SpawnOptions, type SpawnRewrite } from './spawn-options';
+import {
+  prepareSpawn,
+  SPAWN_OPTIONS,
+  spawnArguments,
+  type SpawnOptions,
+  type SpawnRewrite,
+} from './spawn-options';
 
 /**
  * Starts `file` with `args`, from the addon, and returns the {@link Child} that holds it.
@@ -78,9 +90,10 @@ export function spawnRewritten(
   rewrite?: SpawnRewrite,
 ): Child {
   const [args, options] = spawnArguments(file, argsOrOptions, maybeOptions, spawn);
-  const known = SPAWN_OPTIONS.filter((k) => k !== 'signal' && k !== 'timeout' && k !== 'killSignal');
+  const known = SPAWN_OPTIONS.filter(
+    (k) => k !== 'signal' && k !== 'timeout' && k !== 'killSignal',
+  );
   const opts = readOptions<SpawnOptions>(options, 'options', known, spawn);
   const spec = prepareSpawn(file, args, opts, spawn);
   return startLeader(rewrite ? rewrite(spec) : spec);
 }
-

@@ -27,7 +27,7 @@ export class ForegroundTerminal {
 
   /** The controlling terminal, or an inert object when there is none. */
   static open(): ForegroundTerminal {
-    let fd = -1;
+    let fd: number;
     try {
       fd = fs.openSync('/dev/tty', fs.constants.O_RDWR | fs.constants.O_NOCTTY);
     } catch {

@@ -6,9 +6,22 @@
  * @module
  */
 import { LeaderControl } from '../child/leader';
-import { Child, prepareSpawn, SPAWN_OPTIONS, spawnArguments, startLeader, type SpawnOptions } from '../child/child';
+import {
+  Child,
+  prepareSpawn,
+  SPAWN_OPTIONS,
+  spawnArguments,
+  startLeader,
+  type SpawnOptions,
+} from '../child/child';
 import type { WaitInfo } from '../child/waitinfo';
-import { spawnContained, validateContain, type ContainMode, type Containment, type Holder } from '../contain/contain';
+import {
+  spawnContained,
+  validateContain,
+  type ContainMode,
+  type Containment,
+  type Holder,
+} from '../contain/contain';
 import type { Signal } from '../primitives';
 import {
   INT32_MAX,
@@ -49,7 +62,10 @@ export function groupSignalsUsePidfd(): boolean {
 }
 
 /** Options of {@link spawnGroup}: those of `spawn`, plus the cleanup's. */
-export interface SpawnGroupOptions extends Omit<SpawnOptions, 'processGroup' | 'parentDeathSignal'> {
+export interface SpawnGroupOptions extends Omit<
+  SpawnOptions,
+  'processGroup' | 'parentDeathSignal'
+> {
   /** The group is always new: `'new'` (the default) or `'session'` (a new session, which is a new group too). */
   processGroup?: 'new' | 'session' | undefined;
   /** Sent to the group first. Default `'SIGTERM'`. */
@@ -86,7 +102,12 @@ export interface StopOptions {
 }
 
 /** The names {@link spawnGroup} reads from its options. @internal */
-export const GROUP_OPTIONS: readonly string[] = [...SPAWN_OPTIONS, 'grace', 'foreground', 'contain'];
+export const GROUP_OPTIONS: readonly string[] = [
+  ...SPAWN_OPTIONS,
+  'grace',
+  'foreground',
+  'contain',
+];
 
 /**
  * A command running as the leader of its own process group, and the cleanup of that group.
@@ -163,7 +184,9 @@ export class ProcessGroup {
     this.containment = holder?.kind ?? 'group';
     this.containmentFallback = holder?.fallback ?? [];
     // A cgroup is removed (once empty) before the group counts as closed.
-    this.closed = holder ? cleanup.closed.then(async (r) => (await holder.release(), r)) : cleanup.closed;
+    this.closed = holder
+      ? cleanup.closed.then(async (r) => (await holder.release(), r))
+      : cleanup.closed;
   }
 
   /**
@@ -251,13 +274,23 @@ export function spawnGroup(
   const timeout = validateInteger(opts.timeout ?? 0, 'options.timeout', 0, INT32_MAX, spawnGroup);
   const abort = validateAbortSignal(opts.signal, 'options.signal', spawnGroup);
   const foreground =
-    opts.foreground === undefined ? false : validateBoolean(opts.foreground, 'options.foreground', spawnGroup);
+    opts.foreground === undefined
+      ? false
+      : validateBoolean(opts.foreground, 'options.foreground', spawnGroup);
   const contain = validateContain(opts.contain, 'options.contain', spawnGroup);
   const pg = opts.processGroup ?? 'new';
   if (pg !== 'new' && pg !== 'session') {
     throw invalidArgValue('options.processGroup', pg, "must be 'new' or 'session'", spawnGroup);
   }
-  const { killSignal: _k, grace: _g, timeout: _t, signal: _s, foreground: _f, contain: _c, ...spawnOptions } = opts;
+  const {
+    killSignal: _k,
+    grace: _g,
+    timeout: _t,
+    signal: _s,
+    foreground: _f,
+    contain: _c,
+    ...spawnOptions
+  } = opts;
   const leaderOptions = {
     ...spawnOptions,
     processGroup: pg,
@@ -278,7 +311,15 @@ export function spawnGroup(
     if (contain === undefined) {
       leader = startLeader(spec);
     } else {
-      ({ child: leader, holder } = spawnContained(file, args, leaderOptions, contain, killSignal, grace, spawnGroup));
+      ({ child: leader, holder } = spawnContained(
+        file,
+        args,
+        leaderOptions,
+        contain,
+        killSignal,
+        grace,
+        spawnGroup,
+      ));
     }
   } catch (err) {
     abort?.removeEventListener('abort', onAbort);

@@ -69,7 +69,11 @@ function toSendResult(r: number): SendResult {
   return r === -EPERM ? 'EPERM' : 'ESRCH';
 }
 
-function processGroupOps(leader: Child, control: LeaderControl, abort: AbortSignal | undefined): GroupOps {
+function processGroupOps(
+  leader: Child,
+  control: LeaderControl,
+  abort: AbortSignal | undefined,
+): GroupOps {
   const pgid = leader.pid;
   return {
     // Natively, beside the process signal: the leader's pidfd where the kernel binds the signal
@@ -111,4 +115,3 @@ function processGroupOps(leader: Child, control: LeaderControl, abort: AbortSign
 function reapsOrphans(): boolean {
   return process.pid === 1 || binding.getChildSubreaper() === 1;
 }
-

@@ -15,9 +15,25 @@ import {
   ORPHAN_REAP_MS,
   scanWithin,
 } from './scan';
-import type { GroupOps, GroupPhase, GroupPolicy, GroupResult, GroupState, ScanResult, SendResult } from './types';
+import type {
+  GroupOps,
+  GroupPhase,
+  GroupPolicy,
+  GroupResult,
+  GroupState,
+  ScanResult,
+  SendResult,
+} from './types';
 
-export type { GroupOps, GroupPhase, GroupPolicy, GroupResult, GroupState, ScanResult, SendResult } from './types';
+export type {
+  GroupOps,
+  GroupPhase,
+  GroupPolicy,
+  GroupResult,
+  GroupState,
+  ScanResult,
+  SendResult,
+} from './types';
 
 const { SIGKILL, SIGCONT } = os.constants.signals;
 
@@ -126,7 +142,9 @@ export class GroupCleanup {
    * replaces the policy's for this cleanup when it is the one that starts it; a cleanup already
    * under way keeps its own.
    */
-  stop(choice?: Partial<Pick<GroupPolicy, 'killSignal' | 'killSignalName' | 'grace'>>): Promise<GroupResult> {
+  stop(
+    choice?: Partial<Pick<GroupPolicy, 'killSignal' | 'killSignalName' | 'grace'>>,
+  ): Promise<GroupResult> {
     if (!this.cleaning && choice) this.policy = { ...this.policy, ...choice };
     this.request('stop');
     return this.closed;
@@ -218,7 +236,7 @@ export class GroupCleanup {
       this.lostError ??= err;
       // A group signal through the leader's pidfd stays bound to the group after the reap;
       // a number is never used again.
-      let bound = false;
+      let bound: boolean;
       try {
         bound = this.ops.signalsSurviveLoss?.() ?? false;
       } catch {
@@ -314,7 +332,10 @@ export class GroupCleanup {
       // With no grace the first signal is, in effect, the final one: whether live members were
       // there to be killed is read just before it (a leader that still runs is one of them).
       let before: ScanResult | null = null;
-      if ((killSignal === SIGKILL || this.policy.grace <= 0) && (this.look() !== null || this.leaderLost)) {
+      if (
+        (killSignal === SIGKILL || this.policy.grace <= 0) &&
+        (this.look() !== null || this.leaderLost)
+      ) {
         before = await this.scan(NO_GRACE_SCAN_MS);
       }
       this.sendPhase(killSignal, killSignalName, killSignal === SIGKILL ? 'kill' : 'signal');

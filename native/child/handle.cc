@@ -1,18 +1,18 @@
 // The handle's life: made by spawn or openProcess (Adopt), asked by JavaScript, let go when
 // nobody will ask any more (close(), garbage collection, an environment that ends), and freed.
-#include <dlfcn.h>
+#include "handle.h"
 
-#include "../glibc_floor.h"  // before any call to dlopen or dladdr
+#include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "../endkill.h"
-#include "../glue.h"
 #include "../core/sys.h"
-#include "handle.h"
+#include "../endkill.h"
+#include "../glibc_floor.h"  // before any call to dlopen or dladdr
+#include "../glue.h"
 
 namespace procpin::child {
 
@@ -235,7 +235,8 @@ Napi::Value ChildHandle::Close(const Napi::CallbackInfo& info) {
   return out;
 }
 
-Napi::Value Adopt(Napi::Env env, Registry* reg, pid_t pid, int pidfd, Kind kind, Napi::Function cb) {
+Napi::Value Adopt(Napi::Env env, Registry* reg, pid_t pid, int pidfd, Kind kind,
+                  Napi::Function cb) {
   auto* s = new ChildState();
   s->reg = reg;
   s->env = env;
@@ -244,7 +245,8 @@ Napi::Value Adopt(Napi::Env env, Registry* reg, pid_t pid, int pidfd, Kind kind,
   s->pidfd = pidfd;
   if (s->child() && pidfd < 0) s->start = StartTime(pid);
   s->cb = Napi::Persistent(cb);
-  s->ctx = std::make_unique<Napi::AsyncContext>(env, s->child() ? "procpin:child" : "procpin:process");
+  s->ctx =
+      std::make_unique<Napi::AsyncContext>(env, s->child() ? "procpin:child" : "procpin:process");
   reg->states.insert(s);
   int r = StartWatch(s);
   if (r < 0) {

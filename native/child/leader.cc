@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "../core/sys.h"
 #include "../endkill.h"
 #include "../glue.h"
-#include "../core/sys.h"
 #include "handle.h"
 
 namespace procpin::child {
@@ -68,7 +68,8 @@ Napi::Value ReapGroupOrphans(const Napi::CallbackInfo& info) {
   std::vector<pid_t> kids;
   std::vector<pid_t> tids;
   while (struct dirent* d = readdir(task_dir)) {
-    if (d->d_name[0] >= '1' && d->d_name[0] <= '9') tids.push_back(static_cast<pid_t>(atoi(d->d_name)));
+    if (d->d_name[0] >= '1' && d->d_name[0] <= '9')
+      tids.push_back(static_cast<pid_t>(atoi(d->d_name)));
   }
   closedir(task_dir);
   for (pid_t tid : tids) {

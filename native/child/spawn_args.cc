@@ -145,8 +145,8 @@ bool Unpack(const Napi::CallbackInfo& info, SpawnArgs* a) {
   if (info.Length() > 9 && !info[9].IsUndefined() && !Int32Arg(info, 9, &cgroup_procs)) {
     return false;
   }
-  if (group < spawn::kGroupNew || group > spawn::kGroupInherit || pdeathsig < 0 ||
-      pdeathsig > 64 || cgroup_procs < -1) {
+  if (group < spawn::kGroupNew || group > spawn::kGroupInherit || pdeathsig < 0 || pdeathsig > 64 ||
+      cgroup_procs < -1) {
     Napi::RangeError::New(env, "bad group or signal").ThrowAsJavaScriptException();
     return false;
   }
@@ -163,7 +163,8 @@ bool Unpack(const Napi::CallbackInfo& info, SpawnArgs* a) {
   a->sh_argv.reserve(a->argvp.size() + 1);
   a->sh_argv.push_back(kSh);
   a->sh_argv.push_back(nullptr);
-  for (size_t i = 1; i < a->argvp.size(); ++i) a->sh_argv.push_back(a->argvp[i]);  // ends with nullptr
+  for (size_t i = 1; i < a->argvp.size(); ++i)
+    a->sh_argv.push_back(a->argvp[i]);  // ends with nullptr
   if (a->argvp.size() <= 1) a->sh_argv.push_back(nullptr);
   req.sh_argv = a->sh_argv.data();
   req.envp = a->envp.data();
@@ -235,7 +236,8 @@ Napi::Value Spawn(const Napi::CallbackInfo& info) {
   o.Set("handle", h);
   o.Set("pid", Napi::Number::New(env, out.pid));
   Napi::Array fds = Napi::Array::New(env, parent_fds.size());
-  for (uint32_t i = 0; i < parent_fds.size(); ++i) fds.Set(i, Napi::Number::New(env, parent_fds[i]));
+  for (uint32_t i = 0; i < parent_fds.size(); ++i)
+    fds.Set(i, Napi::Number::New(env, parent_fds[i]));
   o.Set("fds", fds);
   return o;
 }

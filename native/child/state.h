@@ -98,7 +98,8 @@ struct ChildState {
   bool child() const { return kind == Kind::kChild; }
   // Still waitable by us: the pid (and the pgid it leads) cannot have been reissued.
   bool unreaped() const {
-    return child() && (state == State::kRunning || state == State::kExited || state == State::kLetGo);
+    return child() &&
+           (state == State::kRunning || state == State::kExited || state == State::kLetGo);
   }
 };
 
@@ -122,7 +123,7 @@ int SignalProcess(ChildState* s, int sig);
 int SignalGroup(ChildState* s, int sig, bool pidfd_group);
 
 // watch.cc -----------------------------------------------------------------------------------
-int StartWatch(ChildState* s);  // 0, or -errno when a kProcess pidfd cannot be polled
+int StartWatch(ChildState* s);   // 0, or -errno when a kProcess pidfd cannot be polled
 void CloseWatch(ChildState* s);  // libuv forgets the descriptor now; memory freed later
 void ApplyRef(ChildState* s);
 

@@ -12,8 +12,8 @@
 
 #include <atomic>
 
-#include "../endkill.h"
 #include "../core/sys.h"
+#include "../endkill.h"
 #include "signal.h"
 #include "state.h"
 

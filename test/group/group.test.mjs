@@ -5,14 +5,14 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as dc from 'node:diagnostics_channel';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawn as cpSpawn } from 'node:child_process';
 import { spawnGroup as realSpawnGroup, groupSignalsUsePidfd, ProcessGroup, GROUP_CHANNEL } from '../../dist/index.js';
 import { createRequire } from 'node:module';
 
 const { binding } = createRequire(import.meta.url)('../../dist/binding.js');
-import { isGone, procStatus, runNode, liveMembers, openFds, ourZombies, procStat, procState, tmpDir, waitFor } from '../helpers.mjs';
+import { isGone, procStatus, runNode, liveMembers, openFds, ourZombies, procState, tmpDir, waitFor } from '../helpers.mjs';
 
 const STRESS = process.env.PROCPIN_STRESS === '1';
 const expectPidfd = process.env.PROCPIN_EXPECT_GROUP_PATH;
