@@ -19,7 +19,11 @@
         "native/core/sweep.cc",
         "native/sweep.cc",
         "native/tty.cc",
-        "native/scan.cc"
+        "native/scan.cc",
+        "native/core/dir.cc",
+        "native/core/proc.cc",
+        "native/core/scan.cc",
+        "native/core/tty.cc"
       ],
       "dependencies": ["<!(node -p \"require('node-addon-api').targets\"):node_addon_api"],
       "defines": ["NAPI_VERSION=8", "_GNU_SOURCE", "NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS"],
@@ -34,6 +38,9 @@
           "cflags": ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=undefined"],
           "cflags_cc": ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=undefined"],
           "ldflags": ["-fsanitize=address,undefined"]
+        }],
+        ["'<!(node -p \"process.env.PROCPIN_TEST_HOOKS || ''\")'!=''", {
+          "defines": ["PROCPIN_TEST_HOOKS"]
         }]
       ]
     },

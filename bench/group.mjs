@@ -8,13 +8,13 @@
 //   node bench/group.mjs [--members 500] [--rounds 5] [--tree-rounds 1] [--json]
 import * as cp from 'node:child_process';
 import { once } from 'node:events';
-import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import treeKill from 'tree-kill';
+import { isGone, liveMembers, procLib } from '../test/lib/proc.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const { spawnGroup } = createRequire(import.meta.url)(join(root, 'dist', 'index.js'));
@@ -39,29 +39,13 @@ const scripts = {
   orphans: `(for i in $(seq ${N}); do sleep 1000 & done); echo ready; exec sleep 1000`,
 };
 
-function stat(pid) {
-  try {
-    const s = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    const rest = s.slice(s.lastIndexOf(')') + 2).split(' ', 3);
-    return { state: rest[0], pgid: Number(rest[2]) };
-  } catch {
-    return null;
-  }
-}
-const alive = (pid) => {
-  const st = stat(pid)?.state;
-  return st !== undefined && st !== 'Z' && st !== 'X';
-};
+const alive = (pid) => !isGone(pid);
 
 /** Live members of `pgid` other than the leader. */
 function members(pgid) {
-  const out = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name) || Number(name) === pgid) continue;
-    const st = stat(name);
-    if (st && st.pgid === pgid && st.state !== 'Z' && st.state !== 'X') out.push(Number(name));
-  }
-  return out;
+  return liveMembers(pgid)
+    .map((st) => st.pid)
+    .filter((pid) => pid !== pgid);
 }
 
 async function ready(stream) {
@@ -87,16 +71,10 @@ async function waitMembers(pgid) {
 // the main thread does not delay the observation; a poll checks the first pid still alive.
 const watcherCode = `
 const { parentPort } = require('node:worker_threads');
-const { readFileSync } = require('node:fs');
-const alive = (pid) => {
-  try {
-    const s = readFileSync('/proc/' + pid + '/stat', 'latin1');
-    const st = s[s.lastIndexOf(')') + 2];
-    return st !== 'Z' && st !== 'X';
-  } catch { return false; }
-};
 const nap = new Int32Array(new SharedArrayBuffer(4));
-parentPort.on('message', ({ pids, limit }) => {
+// Messages wait in the port until the listener is there.
+import(${procLib}).then(({ isGone }) => parentPort.on('message', ({ pids, limit }) => {
+  const alive = (pid) => !isGone(pid);
   const end = performance.timeOrigin + performance.now() + limit;
   let i = 0;
   for (;;) {
@@ -106,7 +84,7 @@ parentPort.on('message', ({ pids, limit }) => {
     if (now > end) return parentPort.postMessage(null);
     Atomics.wait(nap, 0, 0, 0.2);
   }
-});`;
+}));`;
 const watcher = new Worker(watcherCode, { eval: true });
 watcher.unref();
 function goneAt(pids, limit = 300000) {
@@ -147,29 +125,22 @@ async function viaChildProcess(shape, stopper) {
   return { goneMs: at === null ? null : at - t0, doneMs: done, survivors };
 }
 
+/** procpin's stop() of a group spawned with `options`. */
+async function procpinStop(shape, options = {}) {
+  const g = spawnGroup('sh', ['-c', scripts[shape]], { stdio: ['ignore', 'pipe', 'ignore'], ...options });
+  await ready(g.leader.stdout);
+  const pids = await waitMembers(g.pgid);
+  const t0 = performance.now();
+  const gone = goneAt(pids);
+  await g.stop();
+  const done = performance.now() - t0;
+  const { at, survivors } = await settle(gone, g.pgid, pids);
+  return { goneMs: at === null ? null : at - t0, doneMs: done, survivors };
+}
+
 const contenders = {
-  'procpin stop()': async (shape) => {
-    const g = spawnGroup('sh', ['-c', scripts[shape]], { stdio: ['ignore', 'pipe', 'ignore'] });
-    await ready(g.leader.stdout);
-    const pids = await waitMembers(g.pgid);
-    const t0 = performance.now();
-    const gone = goneAt(pids);
-    await g.stop();
-    const done = performance.now() - t0;
-    const { at, survivors } = await settle(gone, g.pgid, pids);
-    return { goneMs: at === null ? null : at - t0, doneMs: done, survivors };
-  },
-  'procpin stop() killSignal SIGKILL': async (shape) => {
-    const g = spawnGroup('sh', ['-c', scripts[shape]], { stdio: ['ignore', 'pipe', 'ignore'], killSignal: 'SIGKILL' });
-    await ready(g.leader.stdout);
-    const pids = await waitMembers(g.pgid);
-    const t0 = performance.now();
-    const gone = goneAt(pids);
-    await g.stop();
-    const done = performance.now() - t0;
-    const { at, survivors } = await settle(gone, g.pgid, pids);
-    return { goneMs: at === null ? null : at - t0, doneMs: done, survivors };
-  },
+  'procpin stop()': (shape) => procpinStop(shape),
+  'procpin stop() killSignal SIGKILL': (shape) => procpinStop(shape, { killSignal: 'SIGKILL' }),
   'raw kill(-pgid, SIGKILL)': (shape) =>
     viaChildProcess(shape, async (sub) => {
       process.kill(-sub.pid, 'SIGKILL');

@@ -82,7 +82,6 @@ function populate(dir) {
   return dead;
 }
 
-const { LOCK_EX, LOCK_NB } = procpin.constants;
 const { O_RDONLY, O_NOFOLLOW, O_DIRECTORY, O_NONBLOCK } = fs.constants;
 const candidate = new RegExp(`^${PREFIX}([1-9][0-9]*)(?:$|[-.])`);
 

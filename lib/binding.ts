@@ -116,7 +116,6 @@ export interface NativeBinding {
   pidfdSendSignal(pidfd: number, signal: number, flags: number): number;
   waitid(idtype: number, id: number, options: number): RawWaitInfo | null | number;
   closeRange(first: number, last: number, flags: number): number;
-  closeRangeLoop(first: number, last: number, flags: number): number;
   flock(fd: number, operation: number): number;
   setPdeathsig(signal: number): number;
   getPdeathsig(): number;
@@ -125,6 +124,11 @@ export interface NativeBinding {
   sigchldIgnored(): number;
   hasPidfdGroupSignal(): boolean;
   strerror(errno: number): string;
+  /**
+   * `/proc/PID/stat` (native/core/proc.cc): `[state, ppid, pgid, session, startTime]`, or -errno
+   * (-ESRCH: no such process; -EXDEV: `/proc` is another pid namespace's).
+   */
+  procStat(pid: number): [string, number, number, number, number] | number;
   // Layer 1 (native/flock_wait.cc). flockWait returns the wait's id (> 0), 0 when granted at
   // once (no callback then), -EALREADY when a wait is pending on the same open file description,
   // or -errno when it could not start; the callback later gets 0 (locked), -ECANCELED
@@ -177,8 +181,6 @@ export interface NativeBinding {
   createLocked(dir: string, name: string, directory: boolean, mode: number): Promise<number | [number, string]>;
   /** Removes `dir/name` if it is still the inode open as `fd`; then closes fd if `closeAfter`. */
   removeHeld(dir: string, name: string, fd: number, closeAfter: boolean): Promise<0 | [number, string]>;
-  /** Test injection: at `point`, swap entry `name` for a symlink to `target`. No arguments: off. */
-  sweepTestHook(point?: number, name?: string, target?: string): void;
   /** Outcome names indexed by the codes in `RawSweepReport.outcomes` (0 = removed). */
   readonly sweepOutcomes: readonly string[];
   readonly sweepFlags: { readonly DRY_RUN: number; readonly LOCK_AUTHORITY: number };
@@ -199,10 +201,21 @@ export interface NativeBinding {
    * be read. With `memory`, zombies the previous scan saw are not read again.
    */
   scanGroup(pgid: number, limit: number, memory?: ScanMemory): Promise<[number, number]>;
-  /** The same scan on the calling thread (milliseconds: tests and measurement only). */
-  scanGroupSync(pgid: number, limit: number, memory?: ScanMemory): [number, number];
   /** Whether `pid` is a live member of `pgid`: 1, 0, or -errno. Microseconds. */
   groupMemberLive(pgid: number, pid: number): number;
+}
+
+/**
+ * What the test build adds (scripts/build-test.sh, PROCPIN_TEST_HOOKS); the production addon,
+ * built and prebuilt, has none of it.
+ */
+export interface NativeTestHooks {
+  /** close_range's fallback loop alone, to compare it with the syscall. */
+  closeRangeLoop(first: number, last: number, flags: number): number;
+  /** Test injection: at `point`, swap entry `name` for a symlink to `target`. No arguments: off. */
+  sweepTestHook(point?: number, name?: string, target?: string): void;
+  /** scanGroup on the calling thread (milliseconds). */
+  scanGroupSync(pgid: number, limit: number, memory?: ScanMemory): [number, number];
   /**
    * Test injection: with an errno (non-zero), every scan and member look fails with it; with
    * `statOnly`, liveness is read from `/proc/PID/stat` alone (as without `pidfd_open`). No
@@ -212,7 +225,7 @@ export interface NativeBinding {
 }
 
 function load(): NativeBinding {
-  // PROCPIN_BINDING names a specific build (the cmake-js or sanitizer build, in tests).
+  // PROCPIN_BINDING names a specific build (the cmake-js, sanitizer or test build, in tests).
   const explicit = process.env['PROCPIN_BINDING'];
   if (explicit) return require(path.resolve(explicit)) as NativeBinding;
   const nodeGypBuild = require('node-gyp-build') as (dir: string) => unknown;

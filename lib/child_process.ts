@@ -14,7 +14,8 @@ import { abortError, errnoException } from './errors';
 import { GROUP_OPTIONS, onStopReached, ProcessGroup, spawnGroup, type SpawnGroupOptions, type StopOptions } from './group/group';
 import type { GroupResult } from './group/logic';
 import { streamsClosed } from './group/output';
-import { invalidArgType, outOfRange, readOptions, validateAbortSignal, validateSignal } from './validate';
+import { validateSignal } from './signals';
+import { invalidArgType, outOfRange, readOptions, validateAbortSignal } from './validate';
 
 export { collectOutput, stdioEnded } from './group/output';
 export type { CollectOptions, GroupOutput, MaxBufferError } from './group/output';

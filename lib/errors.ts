@@ -7,7 +7,6 @@
  */
 import * as os from 'node:os';
 import * as util from 'node:util';
-import { binding } from './binding';
 
 /** An Error from a failed syscall, as Node's `fs` and `child_process` make them. */
 export interface ProcpinSystemError extends Error {
@@ -20,12 +19,18 @@ export interface ProcpinSystemError extends Error {
   spawnargs?: string[];
 }
 
+/**
+ * The errno numbers, by name (`os.constants.errno`): the one table the library reads them from
+ * (positive, as in C; the addon returns them negated).
+ */
+export const ERRNO: Readonly<typeof os.constants.errno> = os.constants.errno;
+
 // errno number -> name. libuv's table (util.getSystemErrorName) lacks some (ECHILD among them),
 // so the names come from os.constants.errno, with the usual name preferred where two share a
 // number (EAGAIN over EWOULDBLOCK, EDEADLK over EDEADLOCK, ENOTSUP as libuv says it).
 const errnoNames = new Map<number, string>();
 const preferred = new Set(['EAGAIN', 'EDEADLK', 'ENOTSUP']);
-for (const [name, value] of Object.entries(os.constants.errno)) {
+for (const [name, value] of Object.entries(ERRNO)) {
   if (!errnoNames.has(value) || preferred.has(name)) errnoNames.set(value, name);
 }
 
@@ -44,6 +49,9 @@ function describe(errno: number): string {
     if (fromUv) {
       m = fromUv[1];
     } else {
+      // The addon is loaded only here: the tables above (and the validation and signal modules
+      // that make their errors here) serve the command line where the addon cannot load.
+      const { binding } = require('./binding') as typeof import('./binding');
       const s = binding.strerror(e);
       m = s.charAt(0).toLowerCase() + s.slice(1);
     }

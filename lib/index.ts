@@ -17,7 +17,8 @@ export {
   flock,
   tryLock,
 } from './primitives';
-export type { Signal, FlockOptions } from './primitives';
+export type { FlockOptions } from './primitives';
+export type { Signal } from './signals';
 export type { WaitInfo, WaitCode } from './child/waitinfo';
 export type { ProcpinSystemError, ProcpinLockedError } from './errors';
 export { isLockedError } from './errors';
@@ -35,17 +36,12 @@ export { collectOutput, stdioEnded } from './group/output';
 export type { CollectOptions, GroupOutput, ChildOutput, MaxBufferError } from './group/output';
 
 // Layer 3b: dead-pid sweeping (lib/sweep/).
-export { sweep, claim, claimPidfile, Claim, Pidfile, SWEEP_CHANNEL } from './sweep/sweep';
-export type {
-  SweepReport,
-  SweepEntry,
-  SweepReason,
-  SweepOptions,
-  SweepAuthority,
-  SweepMessage,
-  ClaimOptions,
-  ClaimPidfileOptions,
-} from './sweep/sweep';
+export { sweep, SWEEP_CHANNEL } from './sweep/sweep';
+export type { SweepReport, SweepEntry, SweepReason, SweepOptions, SweepAuthority, SweepMessage } from './sweep/sweep';
+export { claim, Claim } from './sweep/claim';
+export type { ClaimOptions } from './sweep/claim';
+export { claimPidfile, Pidfile } from './sweep/pidfile';
+export type { ClaimPidfileOptions } from './sweep/pidfile';
 
 // Containment (lib/contain/): groups the kernel holds, and the successor's sweep of cgroups.
 export { sweepCgroups } from './contain/contain';

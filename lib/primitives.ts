@@ -4,7 +4,8 @@
  * @module
  */
 import { binding } from './binding';
-import { abortError, check, codedError, errnoException } from './errors';
+import { abortError, check, codedError, ERRNO, errnoException } from './errors';
+import { validateSignal } from './signals';
 import { toWaitInfo, type WaitInfo } from './child/waitinfo';
 import {
   INT32_MAX,
@@ -16,11 +17,9 @@ import {
   validateInteger,
   validateObject,
   validatePid,
-  validateSignal,
 } from './validate';
 
-/** A signal by name (`'SIGTERM'`) or number. */
-export type Signal = NodeJS.Signals | `SIGRTMIN+${number}` | `SIGRTMAX-${number}` | number;
+import type { Signal } from './signals';
 
 /**
  * Kernel constants for the calls below: `P_*` (waitid id types), `W*` (waitid options),
@@ -42,9 +41,7 @@ const {
   CLOSE_RANGE_UNSHARE,
 } = constants;
 const INT32_MIN = -0x80000000;
-const ECANCELED = 125;
-const EWOULDBLOCK = 11;
-const EALREADY = 114;
+const { ECANCELED, EWOULDBLOCK, EALREADY } = ERRNO;
 
 /**
  * `waitid(2)`. Returns what it reported, or `null` when `WNOHANG` found no child to report.

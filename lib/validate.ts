@@ -3,7 +3,6 @@
  * @internal
  * @module
  */
-import * as os from 'node:os';
 import { inspect } from 'node:util';
 import { codedError } from './errors';
 
@@ -13,7 +12,7 @@ function received(value: unknown): string {
   if (value === null || value === undefined) return ` Received ${String(value)}`;
   if (typeof value === 'function') return ` Received function ${value.name || '<anonymous>'}`;
   if (typeof value === 'object') {
-    const ctor = (value as object).constructor;
+    const ctor = value.constructor;
     if (ctor?.name) return ` Received an instance of ${ctor.name}`;
     return ` Received ${inspect(value, { depth: -1 })}`;
   }
@@ -123,67 +122,6 @@ export function validateAbortSignal(
   return value as AbortSignal;
 }
 
-// Signals: os.constants.signals for the classic names; real-time ones as SIGRTMIN+n / SIGRTMAX-n
-// (glibc's SIGRTMIN is 34: the two below it are reserved by NPTL). The kernel takes those two,
-// 32 and 33, as it takes any other (Node's process.kill does too): they are named SIG32, SIG33.
-const SIGRTMIN = 34;
-const SIGRTMAX = 64;
-const nameToNumber = new Map<string, number>();
-const numberToName = new Map<number, string>();
-for (const [name, num] of Object.entries(os.constants.signals)) {
-  nameToNumber.set(name, num);
-  if (!numberToName.has(num)) numberToName.set(num, name); // SIGABRT before SIGIOT, SIGIO before SIGPOLL
-}
-for (let n = SIGRTMIN; n <= SIGRTMAX; n++) {
-  const name = n - SIGRTMIN <= SIGRTMAX - n ? `SIGRTMIN+${n - SIGRTMIN}` : `SIGRTMAX-${SIGRTMAX - n}`;
-  nameToNumber.set(name, n);
-  numberToName.set(n, name);
-}
-for (const n of [32, 33]) {
-  nameToNumber.set(`SIG${n}`, n);
-  numberToName.set(n, `SIG${n}`);
-}
-nameToNumber.set('SIGRTMIN', SIGRTMIN);
-nameToNumber.set('SIGRTMAX', SIGRTMAX);
-numberToName.set(SIGRTMIN, 'SIGRTMIN');
-numberToName.set(SIGRTMAX, 'SIGRTMAX');
-
-/** The signal's name (`'SIGKILL'`), or null for 0 and unknown numbers. */
-export function signalName(num: number): string | null {
-  return numberToName.get(num) ?? null;
-}
-
-/** A signal given by name or number, as a number. 0 only where `allowZero`. */
-export function validateSignal(
-  value: unknown,
-  name: string,
-  caller?: Caller,
-  allowZero = false,
-): number {
-  if (typeof value === 'string') {
-    const n = nameToNumber.get(value);
-    if (n === undefined) throw unknownSignal(value, caller);
-    return n;
-  }
-  if (typeof value === 'number') {
-    if (allowZero && value === 0) return 0;
-    if (!Number.isInteger(value) || !numberToName.has(value)) throw unknownSignal(value, caller);
-    return value;
-  }
-  throw invalidArgType(name, 'of type string or number', value, caller);
-}
-
-function unknownSignal(value: unknown, caller?: Caller) {
-  return codedError(TypeError, 'ERR_UNKNOWN_SIGNAL', `Unknown signal: ${String(value)}`, caller);
-}
-
-/**
- * Reads `options` once: every name in `known` is read exactly one time (a getter runs once, so
- * it cannot answer one thing to validation and another to the spawn), into a plain object. An
- * own enumerable name outside `known` whose value is not `undefined` throws
- * `ERR_INVALID_ARG_VALUE` naming it: an option that is silently ignored (a `uid`, a `detached`)
- * is a security or lifetime bug. `unsupported` names are known but refused, with `why`.
- */
 /**
  * Whether `key` is the object's own or comes from a prototype of its own making (a class
  * instance, `Object.create(defaults)`), as child_process reads it, but never from
@@ -203,6 +141,13 @@ export function inheritedKeys(obj: object): string[] {
   return keys;
 }
 
+/**
+ * Reads `options` once: every name in `known` is read exactly one time (a getter runs once, so
+ * it cannot answer one thing to validation and another to the spawn), into a plain object. An
+ * own enumerable name outside `known` whose value is not `undefined` throws
+ * `ERR_INVALID_ARG_VALUE` naming it: an option that is silently ignored (a `uid`, a `detached`)
+ * is a security or lifetime bug. `unsupported` names are known but refused, with `why`.
+ */
 export function readOptions<T extends object>(
   options: unknown,
   name: string,

@@ -43,8 +43,8 @@
 #include <utility>
 #include <vector>
 
-#include "glue.h"
 #include "core/sys.h"
+#include "glue.h"
 
 namespace procpin {
 
@@ -59,7 +59,7 @@ void NoopHandler(int) {}
 // meanwhile. A signal that somebody else took after we chose it is left to them (the waits then
 // poll with LOCK_NB). When every candidate is taken, the waits poll too.
 std::mutex g_wake_mu;
-int g_wake_sig = 0;       // 0: not chosen yet; -1: none free
+int g_wake_sig = 0;          // 0: not chosen yet; -1: none free
 std::atomic<int> g_wake{0};  // g_wake_sig, for the kick (read without the lock)
 
 bool IsOurs(const struct sigaction& sa) {
@@ -116,7 +116,7 @@ struct Waiter : Counted<Waiter> {
   int wake_sig = 0;      // the signal that interrupts a blocked flock (when blocking)
   uv_thread_t thread{};  // joinable: joined on the JS thread, see (e)
   std::mutex mu;
-  int fd = -1;  // our dup; see (b)
+  int fd = -1;    // our dup; see (b)
   pid_t tid = 0;  // the thread's id for tgkill, set by the thread itself
   bool started = false;
   bool finished = false;  // the thread has its result and will not touch the lock again
@@ -506,7 +506,7 @@ Napi::Value FlockWait(const Napi::CallbackInfo& info) {
     delete job;
     reg->mailbox->Unref();
     w->Unref();
-    w->Unref();  // the last reference: the destructor closes the dup
+    w->Unref();             // the last reference: the destructor closes the dup
     return Result(env, e);  // libuv errors are -errno
   }
   napi_ref ref;

@@ -4,9 +4,11 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
-#include "glue.h"
+#include "core/proc.h"
 #include "core/sys.h"
+#include "glue.h"
 
 namespace procpin {
 
@@ -52,6 +54,8 @@ Napi::Value Waitid(const Napi::CallbackInfo& info) {
   return o;
 }
 
+// closeRange(first, last, flags); the test build also has closeRangeLoop, the fallback loop alone
+// (so that tests can compare it with the syscall).
 Napi::Value CloseRangeImpl(const Napi::CallbackInfo& info, bool loop) {
   uint32_t first, last, flags;
   if (!Uint32Arg(info, 0, &first) || !Uint32Arg(info, 1, &last) || !Uint32Arg(info, 2, &flags)) {
@@ -66,7 +70,9 @@ Napi::Value CloseRangeImpl(const Napi::CallbackInfo& info, bool loop) {
 }
 
 Napi::Value CloseRange(const Napi::CallbackInfo& info) { return CloseRangeImpl(info, false); }
+#ifdef PROCPIN_TEST_HOOKS
 Napi::Value CloseRangeLoop(const Napi::CallbackInfo& info) { return CloseRangeImpl(info, true); }
+#endif
 
 Napi::Value Flock(const Napi::CallbackInfo& info) {
   int32_t fd, op;
@@ -102,6 +108,29 @@ Napi::Value SigchldIgnored(const Napi::CallbackInfo& info) {
 
 Napi::Value HasPidfdGroupSignal(const Napi::CallbackInfo& info) {
   return Napi::Boolean::New(info.Env(), sys::HasPidfdGroupSignal());
+}
+
+// procStat(pid) -> [state, ppid, pgid, session, startTime] from /proc/PID/stat, or -errno
+// (-ESRCH: no such process; -EXDEV: /proc is another pid namespace's; -EBADMSG: unparseable).
+// Microseconds: safe on the event loop.
+Napi::Value ProcStat(const Napi::CallbackInfo& info) {
+  int32_t pid;
+  if (!Int32Arg(info, 0, &pid)) return Napi::Value();
+  Napi::Env env = info.Env();
+  if (pid <= 0) return Result(env, -EINVAL);
+  int procfd = proc::OpenProc();
+  if (procfd < 0) return Result(env, procfd);
+  proc::Stat st;
+  int r = proc::ReadStat(procfd, pid, &st);
+  close(procfd);
+  if (r < 0) return Result(env, r);
+  Napi::Array a = Napi::Array::New(env, 5);
+  a.Set(0u, Napi::String::New(env, &st.state, 1));
+  a.Set(1u, Napi::Number::New(env, st.ppid));
+  a.Set(2u, Napi::Number::New(env, st.pgid));
+  a.Set(3u, Napi::Number::New(env, st.session));
+  a.Set(4u, Napi::Number::New(env, static_cast<double>(st.start_time)));
+  return a;
 }
 
 // strerror(3) text for an errno, for the names and messages libuv's table lacks.
@@ -162,7 +191,9 @@ void InitPrimitives(Napi::Env env, Napi::Object exports) {
   fn("pidfdSendSignal", PidfdSendSignal);
   fn("waitid", Waitid);
   fn("closeRange", CloseRange);
+#ifdef PROCPIN_TEST_HOOKS
   fn("closeRangeLoop", CloseRangeLoop);
+#endif
   fn("flock", Flock);
   fn("setPdeathsig", SetPdeathsig);
   fn("getPdeathsig", GetPdeathsig);
@@ -170,6 +201,7 @@ void InitPrimitives(Napi::Env env, Napi::Object exports) {
   fn("getChildSubreaper", GetChildSubreaper);
   fn("sigchldIgnored", SigchldIgnored);
   fn("hasPidfdGroupSignal", HasPidfdGroupSignal);
+  fn("procStat", ProcStat);
   fn("strerror", Strerror);
   exports.Set("constants", Constants(env));
 }

@@ -2,6 +2,8 @@
 // its work is bounded by the directory's size, never a wait on another process, so it cannot
 // hold a pool thread for long. The result crosses back as parallel arrays (one entry per
 // candidate) that lib/sweep/sweep.ts turns into the SweepReport.
+#include "core/sweep.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -12,7 +14,7 @@
 #include <string>
 
 #include "glue.h"
-#include "core/sweep.h"
+#include "promise_worker.h"
 
 namespace procpin {
 
@@ -34,6 +36,11 @@ bool StringArg(const Napi::CallbackInfo& info, size_t i, std::string* out) {
     return false;
   }
   return true;
+}
+
+// A single entry's name: not empty, no '/', not "." or "..".
+bool IsEntryName(const std::string& name) {
+  return !name.empty() && name.find('/') == std::string::npos && name != "." && name != "..";
 }
 
 // Whether `s` is well-formed UTF-8 (no overlong forms, no surrogates, nothing above U+10FFFF):
@@ -75,28 +82,25 @@ Napi::Value Name(Napi::Env env, const std::string& name) {
   return Napi::Buffer<char>::Copy(env, name.data(), name.size());
 }
 
-class SweepWorker : public Napi::AsyncWorker {
+class SweepWorker : public PromiseWorker<sweep::Report> {
  public:
   SweepWorker(Napi::Env env, std::string dir, sweep::Options opts)
-      : Napi::AsyncWorker(env, "procpin:sweep"),
-        deferred_(env),
-        dir_(std::move(dir)),
-        opts_(std::move(opts)) {}
+      : PromiseWorker(env, "procpin:sweep"), dir_(std::move(dir)), opts_(std::move(opts)) {}
 
-  bool ok() const { return deferred_.ok(); }
-  Napi::Value Promise() const { return deferred_.Promise(); }
-
-  void Execute() override { sweep::SweepDirectory(dir_.c_str(), opts_, &report_); }
+ private:
+  sweep::Report Compute() override {
+    sweep::Report report;
+    sweep::SweepDirectory(dir_.c_str(), opts_, &report);
+    return report;
+  }
 
   // { errno, syscall, names: (string | Buffer)[], pids: Int32Array, outcomes: Uint8Array,
   //   errnos: Int32Array, syscalls: (string | undefined)[] }
-  void OnOK() override {
-    Napi::Env env = Env();
-    Napi::HandleScope scope(env);
+  Napi::Value Convert(Napi::Env env, sweep::Report& report) override {
     Napi::Object o = Napi::Object::New(env);
-    o.Set("errno", Napi::Number::New(env, -report_.err));
-    if (report_.syscall != nullptr) o.Set("syscall", Napi::String::New(env, report_.syscall));
-    size_t n = report_.entries.size();
+    o.Set("errno", Napi::Number::New(env, -report.err));
+    if (report.syscall != nullptr) o.Set("syscall", Napi::String::New(env, report.syscall));
+    size_t n = report.entries.size();
     Napi::Array names = Napi::Array::New(env, n);
     Napi::Int32Array pids = Napi::Int32Array::New(env, n);
     Napi::Uint8Array outcomes = Napi::Uint8Array::New(env, n);
@@ -104,11 +108,12 @@ class SweepWorker : public Napi::AsyncWorker {
     Napi::Array syscalls = Napi::Array::New(env);
     // A terminating environment (a Worker's terminate()) makes any call fail: nothing is
     // dereferenced that a failed call left empty, and nothing is left to resolve then.
-    if (n > 0 && (pids.Data() == nullptr || outcomes.Data() == nullptr || errnos.Data() == nullptr)) {
-      return;
+    if (n > 0 &&
+        (pids.Data() == nullptr || outcomes.Data() == nullptr || errnos.Data() == nullptr)) {
+      return Napi::Value();
     }
     for (size_t i = 0; i < n; ++i) {
-      const sweep::Entry& e = report_.entries[i];
+      const sweep::Entry& e = report.entries[i];
       names.Set(static_cast<uint32_t>(i), Name(env, e.name));
       pids[i] = e.pid;
       outcomes[i] = static_cast<uint8_t>(e.outcome);
@@ -122,16 +127,11 @@ class SweepWorker : public Napi::AsyncWorker {
     o.Set("outcomes", outcomes);
     o.Set("errnos", errnos);
     o.Set("syscalls", syscalls);
-    deferred_.Resolve(o);
+    return o;
   }
 
-  void OnError(const Napi::Error& err) override { deferred_.Reject(err.Value()); }
-
- private:
-  Deferred deferred_;
   std::string dir_;
   sweep::Options opts_;
-  sweep::Report report_;
 };
 
 // sweepDirectory(dir, prefix, flags) -> Promise<raw report>
@@ -150,57 +150,49 @@ Napi::Value SweepDirectory(const Napi::CallbackInfo& info) {
   }
   opts.dry_run = (flags & kDryRun) != 0;
   opts.authority = (flags & kLockAuthority) != 0 ? sweep::Authority::kLock : sweep::Authority::kPid;
-  auto* w = new SweepWorker(info.Env(), std::move(dir), std::move(opts));
-  if (!w->ok()) {
-    delete w;
-    return CouldNotMake(info.Env(), "a promise");
-  }
-  Napi::Value p = w->Promise();
-  w->Queue();
-  return p;
+  return PromiseWorker<sweep::Report>::Start<SweepWorker>(info.Env(), std::move(dir),
+                                                          std::move(opts));
 }
 
-class RemoveWorker : public Napi::AsyncWorker {
+// 0 or -errno, and the call that failed: a removal's or a create's result.
+struct HeldResult {
+  int result = 0;
+  const char* syscall = nullptr;
+};
+
+// fd (>= 0, or 0 for a removal), or [-errno, syscall] (`fallback` when the core named none).
+Napi::Value HeldValue(Napi::Env env, const HeldResult& r, const char* fallback) {
+  if (r.result >= 0) return Napi::Number::New(env, r.result);
+  Napi::Array a = Napi::Array::New(env, 2);
+  a.Set(0u, Napi::Number::New(env, r.result));
+  a.Set(1u, Napi::String::New(env, r.syscall != nullptr ? r.syscall : fallback));
+  return a;
+}
+
+class RemoveWorker : public PromiseWorker<HeldResult> {
  public:
   RemoveWorker(Napi::Env env, std::string dir, std::string name, int fd, bool close_after)
-      : Napi::AsyncWorker(env, "procpin:sweep"),
-        deferred_(env),
+      : PromiseWorker(env, "procpin:sweep"),
         dir_(std::move(dir)),
         name_(std::move(name)),
         fd_(fd),
         close_after_(close_after) {}
 
-  bool ok() const { return deferred_.ok(); }
-  Napi::Value Promise() const { return deferred_.Promise(); }
-
-  void Execute() override {
-    result_ = sweep::RemoveHeld(dir_.c_str(), name_.c_str(), fd_, &syscall_);
+ private:
+  HeldResult Compute() override {
+    HeldResult r;
+    r.result = sweep::RemoveHeld(dir_.c_str(), name_.c_str(), fd_, &r.syscall);
     // Only after the unlink: closing drops the lock.
     if (close_after_) close(fd_);
+    return r;
   }
 
   // 0, or [-errno, syscall]
-  void OnOK() override {
-    Napi::Env env = Env();
-    if (result_ == 0) {
-      deferred_.Resolve(Napi::Number::New(env, 0));
-      return;
-    }
-    Napi::Array a = Napi::Array::New(env, 2);
-    a.Set(0u, Napi::Number::New(env, result_));
-    a.Set(1u, Napi::String::New(env, syscall_ != nullptr ? syscall_ : "unlink"));
-    deferred_.Resolve(a);
-  }
+  Napi::Value Convert(Napi::Env env, HeldResult& r) override { return HeldValue(env, r, "unlink"); }
 
-  void OnError(const Napi::Error& err) override { deferred_.Reject(err.Value()); }
-
- private:
-  Deferred deferred_;
   std::string dir_, name_;
   int fd_;
   bool close_after_;
-  int result_ = 0;
-  const char* syscall_ = nullptr;
 };
 
 // removeHeld(dir, name, fd, closeAfter) -> Promise<0 | [-errno, syscall]>. The caller keeps fd
@@ -213,61 +205,37 @@ Napi::Value RemoveHeld(const Napi::CallbackInfo& info) {
   if (!StringArg(info, 0, &dir) || !StringArg(info, 1, &name) || !Int32Arg(info, 2, &fd)) {
     return Napi::Value();
   }
-  if (name.empty() || name.find('/') != std::string::npos || name == "." || name == ".." ||
-      fd < 0) {
+  if (!IsEntryName(name) || fd < 0) {
     Napi::TypeError::New(info.Env(), "bad name or fd").ThrowAsJavaScriptException();
     return Napi::Value();
   }
   bool close_after = info.Length() > 3 && BoolArg(info, 3);
-  auto* w = new RemoveWorker(info.Env(), std::move(dir), std::move(name), fd, close_after);
-  if (!w->ok()) {
-    delete w;
-    return CouldNotMake(info.Env(), "a promise");
-  }
-  Napi::Value p = w->Promise();
-  w->Queue();
-  return p;
+  return PromiseWorker<HeldResult>::Start<RemoveWorker>(info.Env(), std::move(dir), std::move(name),
+                                                        fd, close_after);
 }
 
-class CreateWorker : public Napi::AsyncWorker {
+class CreateWorker : public PromiseWorker<HeldResult> {
  public:
   CreateWorker(Napi::Env env, std::string dir, std::string name, bool directory, uint32_t mode)
-      : Napi::AsyncWorker(env, "procpin:claim"),
-        deferred_(env),
+      : PromiseWorker(env, "procpin:claim"),
         dir_(std::move(dir)),
         name_(std::move(name)),
         directory_(directory),
         mode_(mode) {}
 
-  bool ok() const { return deferred_.ok(); }
-  Napi::Value Promise() const { return deferred_.Promise(); }
-
-  void Execute() override {
-    result_ = sweep::CreateLocked(dir_.c_str(), name_.c_str(), directory_, mode_, &syscall_);
+ private:
+  HeldResult Compute() override {
+    HeldResult r;
+    r.result = sweep::CreateLocked(dir_.c_str(), name_.c_str(), directory_, mode_, &r.syscall);
+    return r;
   }
 
   // fd, or [-errno, syscall]
-  void OnOK() override {
-    Napi::Env env = Env();
-    if (result_ >= 0) {
-      deferred_.Resolve(Napi::Number::New(env, result_));
-      return;
-    }
-    Napi::Array a = Napi::Array::New(env, 2);
-    a.Set(0u, Napi::Number::New(env, result_));
-    a.Set(1u, Napi::String::New(env, syscall_ != nullptr ? syscall_ : "open"));
-    deferred_.Resolve(a);
-  }
+  Napi::Value Convert(Napi::Env env, HeldResult& r) override { return HeldValue(env, r, "open"); }
 
-  void OnError(const Napi::Error& err) override { deferred_.Reject(err.Value()); }
-
- private:
-  Deferred deferred_;
   std::string dir_, name_;
   bool directory_;
   uint32_t mode_;
-  int result_ = 0;
-  const char* syscall_ = nullptr;
 };
 
 // createLocked(dir, name, directory, mode) -> Promise<fd | [-errno, syscall]>. The fd is
@@ -278,23 +246,17 @@ Napi::Value CreateLocked(const Napi::CallbackInfo& info) {
   if (!StringArg(info, 0, &dir) || !StringArg(info, 1, &name) || !Uint32Arg(info, 3, &mode)) {
     return Napi::Value();
   }
-  if (name.empty() || name.find('/') != std::string::npos || name == "." || name == ".." ||
-      mode > 07777) {
+  if (!IsEntryName(name) || mode > 07777) {
     Napi::TypeError::New(info.Env(), "bad name or mode").ThrowAsJavaScriptException();
     return Napi::Value();
   }
   bool directory = BoolArg(info, 2);
-  auto* w = new CreateWorker(info.Env(), std::move(dir), std::move(name), directory, mode);
-  if (!w->ok()) {
-    delete w;
-    return CouldNotMake(info.Env(), "a promise");
-  }
-  Napi::Value p = w->Promise();
-  w->Queue();
-  return p;
+  return PromiseWorker<HeldResult>::Start<CreateWorker>(info.Env(), std::move(dir), std::move(name),
+                                                        directory, mode);
 }
 
-// Test injection (not part of the public API): at hook point `point`, the first entry whose name
+#ifdef PROCPIN_TEST_HOOKS
+// Test injection (the test build only): at hook point `point`, the first entry whose name
 // starts with `name` is renamed to its name + ".orig" and a symlink to `target` takes its name,
 // as a racing process would do at the worst moment. The hook fires once. sweepTestHook() with no
 // arguments removes it.
@@ -333,6 +295,7 @@ Napi::Value SweepTestHook(const Napi::CallbackInfo& info) {
   sweep::SetTestHook(SwapHook);
   return info.Env().Undefined();
 }
+#endif
 
 }  // namespace
 
@@ -340,7 +303,9 @@ void InitSweep(Napi::Env env, Napi::Object exports) {
   exports.Set("sweepDirectory", Napi::Function::New(env, SweepDirectory, "sweepDirectory"));
   exports.Set("createLocked", Napi::Function::New(env, CreateLocked, "createLocked"));
   exports.Set("removeHeld", Napi::Function::New(env, RemoveHeld, "removeHeld"));
+#ifdef PROCPIN_TEST_HOOKS
   exports.Set("sweepTestHook", Napi::Function::New(env, SweepTestHook, "sweepTestHook"));
+#endif
   Napi::Array reasons = Napi::Array::New(env);
   for (int i = 0; i < static_cast<int>(sweep::Outcome::kCount); ++i) {
     reasons.Set(static_cast<uint32_t>(i), Napi::String::New(env, sweep::kOutcomeNames[i]));

@@ -70,6 +70,8 @@ check() { # arch file
 }
 
 export JOBS=${JOBS:-max}
+# The production addon only: the test-only hooks are for build-test/ (scripts/build-test.sh).
+unset PROCPIN_TEST_HOOKS
 for arch in "${ARCHS[@]}"; do
   out=prebuilds/linux-$arch
   work=build-prebuild/linux-$arch

@@ -22,7 +22,8 @@ mkdir -p "$src" "$out/logs"
 cp -r binding.gyp native "$src/"
 # binding.gyp resolves node-addon-api with `node -p require(...)`: run from inside the project
 # tree so that resolution finds node_modules.
-(cd "$src" && PROCPIN_SANITIZE=1 npx --no-install node-gyp rebuild >"$out/build.log" 2>&1) || {
+# With the test-only hooks (PROCPIN_TEST_HOOKS): the tests that steer one run sanitized too.
+(cd "$src" && PROCPIN_SANITIZE=1 PROCPIN_TEST_HOOKS=1 npx --no-install node-gyp rebuild >"$out/build.log" 2>&1) || {
   cat "$out/build.log"
   exit 1
 }
@@ -38,6 +39,7 @@ libubsan=$(gcc -print-file-name=libubsan.so)
 [ -f "$libasan" ] || { echo "test:asan: libasan not found ($libasan)" >&2; exit 1; }
 
 export PROCPIN_BINDING=$addon
+export PROCPIN_TEST_BINDING=$addon
 export LD_PRELOAD="$libasan${LD_PRELOAD:+:$LD_PRELOAD}"
 # detect_leaks=0: node's own allocations at exit; abort_on_error so a report also fails the
 #   process that made it; log_path so reports of child processes are kept.

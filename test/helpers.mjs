@@ -9,37 +9,26 @@ import { fileURLToPath } from 'node:url';
 export const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const fixtures = join(root, 'test', 'fixtures');
 export const CI = process.env.CI === 'true' || process.env.CI === '1';
+/**
+ * The test build of the addon (scripts/build-test.sh: the production sources plus the test-only
+ * hooks), or the build PROCPIN_TEST_BINDING names (the sanitizer run's). Test files that steer a
+ * hook load it through test/use-test-build.mjs.
+ */
+export const testBinding = process.env.PROCPIN_TEST_BINDING || join(root, 'build-test', 'src', 'build', 'Release', 'procpin.node');
 
-/** `/proc/PID/stat` fields, or null when the pid is gone. */
-export function procStat(pid) {
-  let s;
-  try {
-    s = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return null;
-  }
-  const close = s.lastIndexOf(')');
-  const rest = s.slice(close + 2).split(' ');
-  return {
-    pid,
-    comm: s.slice(s.indexOf('(') + 1, close),
-    state: rest[0],
-    ppid: Number(rest[1]),
-    pgid: Number(rest[2]),
-    sid: Number(rest[3]),
-  };
-}
-
-/** The one-letter state, or null when the pid is gone. */
-export function procState(pid) {
-  return procStat(pid)?.state ?? null;
-}
-
-/** Gone from the kernel's point of view: no entry, or a zombie / dead (PID 1 reaps late here). */
-export function isGone(pid) {
-  const st = procState(pid);
-  return st === null || st === 'Z' || st === 'X';
-}
+// The kernel's record of processes and locks: one reader, shared with fixtures and bench.
+export {
+  isGone,
+  liveMembers,
+  ourLocks,
+  ourZombies,
+  parseStat,
+  procLib,
+  procLocks,
+  procsWhere,
+  procStat,
+  procState,
+} from './lib/proc.mjs';
 
 /** `/proc/PID/status` as a map. */
 export function procStatus(pid) {
@@ -51,31 +40,11 @@ export function procStatus(pid) {
   return out;
 }
 
-/** Live (non-zombie) processes whose pgid is `pgid`. */
-export function liveMembers(pgid) {
-  const out = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    const st = procStat(Number(name));
-    if (st && st.pgid === pgid && st.state !== 'Z' && st.state !== 'X') out.push(st);
-  }
-  return out;
-}
-
-/** Zombie children of this process (pids): what a leak of unreaped children looks like. */
-export function ourZombies() {
-  const out = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    const st = procStat(Number(name));
-    if (st && st.ppid === process.pid && st.state === 'Z') out.push(st.pid);
-  }
-  return out;
-}
-
 /** Descriptor numbers open in this process. */
 export function openFds(pid = 'self') {
-  return readdirSync(`/proc/${pid}/fd`).map(Number).sort((a, b) => a - b);
+  return readdirSync(`/proc/${pid}/fd`)
+    .map(Number)
+    .sort((a, b) => a - b);
 }
 
 export function fdTarget(fd, pid = 'self') {

@@ -27,17 +27,18 @@ const has = features(pp);
 const floor = new LineProcess(values.floor, [String(mib)]);
 await floor.next(); // "ready" once its memory is touched
 
+/** ms from a child_process-shaped `spawn` of `file` to its `event` ('exit' or 'close'). */
+function timedSpawn(spawn, event) {
+  return new Promise((resolve, reject) => {
+    const t0 = nowMs();
+    const c = spawn(file, [], { stdio: 'ignore' });
+    c.once('error', reject);
+    c.once(event, () => resolve(nowMs() - t0));
+  });
+}
+
 const contenders = [
-  {
-    name: 'child_process.spawn',
-    run: () =>
-      new Promise((resolve, reject) => {
-        const t0 = nowMs();
-        const c = cp.spawn(file, [], { stdio: 'ignore' });
-        c.once('error', reject);
-        c.once('exit', () => resolve(nowMs() - t0));
-      }),
-  },
+  { name: 'child_process.spawn', run: () => timedSpawn(cp.spawn, 'exit') },
   {
     name: 'child_process.spawnSync',
     run: () => {
@@ -74,16 +75,7 @@ if (has.spawn) {
 // against child_process.spawn to 'exit'.
 const adapter = loadAdapter();
 if (adapter) {
-  contenders.splice(1, 0, {
-    name: 'procpin/child_process.spawn',
-    run: () =>
-      new Promise((resolve, reject) => {
-        const t0 = nowMs();
-        const c = adapter.spawn(file, [], { stdio: 'ignore' });
-        c.once('error', reject);
-        c.once('close', () => resolve(nowMs() - t0));
-      }),
-  });
+  contenders.splice(1, 0, { name: 'procpin/child_process.spawn', run: () => timedSpawn(adapter.spawn, 'close') });
 }
 
 const res = await interleave(contenders, { reps: Number(values.reps), warmup: Number(values.warmup) });

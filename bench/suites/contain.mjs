@@ -4,38 +4,20 @@
 // read the same way for both).
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { isGone, procsWhere } from '../../test/lib/proc.mjs';
 import { interleave, nowMs, summarize } from '../lib/harness.mjs';
 
 export const id = 'contain';
 export const title = "containment: spawn+exit+reap of /bin/true per mode; 500 members ended by cgroup.kill vs kill(-pgid)";
 
-function alive(pid) {
-  try {
-    const s = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    const st = s[s.lastIndexOf(')') + 2];
-    return st !== 'Z' && st !== 'X';
-  } catch {
-    return false;
-  }
-}
+const alive = (pid) => !isGone(pid);
 
 function cgroupPids(dir) {
   return readFileSync(join(dir, 'cgroup.procs'), 'latin1').split('\n').filter(Boolean).map(Number);
 }
 
 function groupPids(pgid) {
-  const out = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const s = readFileSync(`/proc/${name}/stat`, 'latin1');
-      const rest = s.slice(s.lastIndexOf(')') + 2).split(' ', 3);
-      if (Number(rest[2]) === pgid && rest[0] !== 'Z') out.push(Number(name));
-    } catch {
-      // gone
-    }
-  }
-  return out;
+  return procsWhere((st) => st.pgid === pgid && st.state !== 'Z').map((st) => st.pid);
 }
 
 export async function run(ctx) {

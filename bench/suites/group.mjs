@@ -5,12 +5,12 @@
 // exited first (procpin then cleans by itself, from the exit). Survivors are counted.
 import * as cp from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import treeKill from 'tree-kill';
 import { execa } from 'execa';
 import { LineProcess, interleave, nowMs, summarize } from '../lib/harness.mjs';
 import { NOT_YET } from '../lib/procpin.mjs';
+import { isGone } from '../../test/lib/proc.mjs';
 
 export const id = 'group';
 export const title = 'process group of N sleeping members -> cleaned (contender done and every member exited)';
@@ -26,15 +26,7 @@ async function readPids(stream) {
   return pids;
 }
 
-function alive(pid) {
-  try {
-    const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const st = s.slice(s.lastIndexOf(')') + 2, s.lastIndexOf(')') + 3);
-    return st !== 'Z' && st !== 'X';
-  } catch {
-    return false;
-  }
-}
+const alive = (pid) => !isGone(pid);
 
 export async function run(ctx) {
   const watcher = new LineProcess(ctx.bins.watch);

@@ -8,9 +8,8 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import type { Duplex, Readable, Writable } from 'node:stream';
 import { binding, type NativeChildHandle, type RawWaitInfo } from '../binding';
-import { codedError, errnoException } from '../errors';
-import type { Signal } from '../primitives';
-import { validateSignal } from '../validate';
+import { codedError, ERRNO, errnoException } from '../errors';
+import { SIGNALS, validateSignal, type Signal } from '../signals';
 import { spawn } from './spawn';
 import { leaderRefusal, offerLeader } from './leader';
 import type { SpawnSpec } from './spawn-options';
@@ -24,9 +23,9 @@ export { spawn, spawnRewritten } from './spawn';
 
 const kInternal = Symbol('procpin.internal');
 
-const ECHILD = -10;
-const ESRCH = -3;
-const SIGKILL = 9;
+const ECHILD = -ERRNO.ECHILD;
+const ESRCH = -ERRNO.ESRCH;
+const { SIGKILL } = SIGNALS;
 const DISPOSE_WAIT_MS = 1000;
 
 /**

@@ -4,8 +4,8 @@
  */
 import { binding, type NativeChildHandle } from '../binding';
 import { errnoException } from '../errors';
-import type { Signal } from '../primitives';
-import { validatePid, validateSignal } from '../validate';
+import { validatePid } from '../validate';
+import { validateSignal, type Signal } from '../signals';
 
 const kInternal = Symbol('procpin.process.internal');
 const ESRCH = -3;

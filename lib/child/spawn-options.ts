@@ -7,17 +7,8 @@ import { fileURLToPath } from 'node:url';
 import type { Stream } from 'node:stream';
 import { binding } from '../binding';
 import { codedError } from '../errors';
-import type { Signal } from '../primitives';
-import {
-  invalidArgType,
-  invalidArgValue,
-  inheritedKeys,
-  validateBoolean,
-  validateInteger,
-  validateCString,
-  validateFd,
-  validateSignal,
-} from '../validate';
+import { invalidArgType, invalidArgValue, inheritedKeys, validateBoolean, validateInteger, validateCString, validateFd } from '../validate';
+import { validateSignal, type Signal } from '../signals';
 
 /**
  * One entry of {@link SpawnOptions.stdio}, as `child_process` takes them: a kind, a descriptor

@@ -3,13 +3,7 @@
  * and `killSignal` applied to the child, everything else validated by ./spawn-options.
  * @module
  */
-import {
-  INT32_MAX,
-  readOptions,
-  validateAbortSignal,
-  validateInteger,
-  validateSignal,
-} from '../validate';
+import { INT32_MAX, readOptions, validateAbortSignal, validateInteger } from '../validate';
 import { startChild, startLeader, type Child } from './child';
 import {
   prepareSpawn,
@@ -18,6 +12,7 @@ import {
   type SpawnOptions,
   type SpawnRewrite,
 } from './spawn-options';
+import { validateSignal } from '../signals';
 
 /**
  * Starts `file` with `args`, from the addon, and returns the {@link Child} that holds it.

@@ -4,7 +4,7 @@
  */
 import type { RawWaitInfo } from '../binding';
 import { binding } from '../binding';
-import { signalName } from '../validate';
+import { signalName } from '../signals';
 
 /** How a child changed state (`siginfo_t.si_code`). */
 export type WaitCode =

@@ -1,22 +1,23 @@
 /**
  * `contain: 'cgroup'`: the command joins a new cgroup v2 directory before its first instruction;
  * cleanup signals every process of the cgroup, ends with `cgroup.kill`, and reads emptiness from
- * `cgroup.events`. The directory's name carries the supervisor's pid and start time, so that
- * `sweepCgroups` (./sweep-cgroups) can end and remove those of dead supervisors.
+ * `cgroup.events`. The directory's name carries the supervisor's pid, start time and pid
+ * namespace ({@link CGROUP_NAME}), so that `sweepCgroups` (./sweep-cgroups) can end and remove
+ * those of dead supervisors, and only those.
  * @module
  */
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { isMainThread } from 'node:worker_threads';
 import { binding } from '../binding';
 import { Child, spawnRewritten, type SpawnOptions } from '../child/child';
 import type { SendResult } from '../group/logic';
-import { errnoException } from '../errors';
+import { ERRNO, errnoException } from '../errors';
+import { SIGNALS } from '../signals';
 import { ContainmentRefused, readText, type Holder } from './common';
 
-const { SIGKILL } = os.constants.signals;
-const { ESRCH, EPERM } = os.constants.errno;
+const { SIGKILL } = SIGNALS;
+const { ESRCH, EPERM } = ERRNO;
 
 /** @internal Where procpin's cgroups go. */
 export interface CgroupPlace {
@@ -102,9 +103,54 @@ export function startTime(pid: number | 'self'): string | null {
   return rest[19] ?? null;
 }
 
-export const CGROUP_NAME = /^procpin-([1-9][0-9]*)-([0-9]+)-([0-9]+)$/;
+/** @internal The inode of a namespace link (`/proc/PID/ns/KIND`), or the error's code. */
+export function nsInode(pid: number | 'self', kind: 'pid' | 'time'): number | string {
+  try {
+    return fs.statSync(`/proc/${pid}/ns/${kind}`).ino;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code ?? 'EIO';
+  }
+}
+
+/**
+ * A cgroup's name: `procpin-PID-START-SEQ-nsINO`, the supervisor's pid and start time (as its own
+ * pid namespace and /proc see them), a sequence number, and the inode of its pid namespace
+ * (`/proc/self/ns/pid`). Without `-nsINO`: a name of an earlier procpin, or of a supervisor that
+ * could not read its namespace; which namespace its pid belongs to is unknown.
+ */
+export const CGROUP_NAME = /^procpin-([1-9][0-9]*)-([0-9]+)-([0-9]+)(?:-ns([1-9][0-9]*))?$/;
+
+/** @internal A cgroup name's supervisor: pid, start time, pid namespace (null: not in the name). */
+export interface CgroupOwner {
+  pid: number;
+  start: string;
+  ns: number | null;
+}
+
+/** @internal The supervisor a procpin cgroup name records, or null for another name. */
+export function cgroupOwner(name: string): CgroupOwner | null {
+  const m = CGROUP_NAME.exec(name);
+  if (m === null) return null;
+  return { pid: Number(m[1]), start: m[2] as string, ns: m[4] === undefined ? null : Number(m[4]) };
+}
+
 let cgroupSeq = 0;
-let selfStart: string | null | undefined;
+let self: CgroupOwner | undefined;
+
+// This supervisor as its cgroups' names record it.
+function selfOwner(): CgroupOwner {
+  if (self === undefined) {
+    const ns = nsInode('self', 'pid');
+    self = { pid: process.pid, start: startTime('self') ?? '0', ns: typeof ns === 'number' ? ns : null };
+  }
+  return self;
+}
+
+function isOwnName(name: string): boolean {
+  const o = cgroupOwner(name);
+  const me = selfOwner();
+  return o !== null && o.pid === me.pid && o.start === me.start && o.ns === me.ns;
+}
 
 /** @internal Writes cgroup.kill: true when the kernel took it. */
 export function cgroupKill(dir: string): boolean {
@@ -150,7 +196,7 @@ function cgroupSignal(dir: string, rel: string, sig: number): SendResult {
   let refused = false;
   for (const pid of cgroupPids(dir)) {
     const pidfd = binding.pidfdOpen(pid, 0);
-    if (pidfd < 0 && pidfd !== -os.constants.errno.ENOSYS) continue;
+    if (pidfd < 0 && pidfd !== -ERRNO.ENOSYS) continue;
     try {
       const cg = readText(`/proc/${pid}/cgroup`)?.split('\n').find((l) => l.startsWith('0::'));
       if (cg === undefined || !(cg.slice(3) === rel || cg.slice(3).startsWith(`${rel}/`))) continue;
@@ -227,8 +273,8 @@ interface NewCgroup {
 function makeCgroup(): NewCgroup | string {
   const place = cgroupPlace();
   if (typeof place === 'string') return place;
-  if (selfStart === undefined) selfStart = startTime('self');
-  const name = `procpin-${process.pid}-${selfStart ?? 0}-${++cgroupSeq}`;
+  const me = selfOwner();
+  const name = `procpin-${me.pid}-${me.start}-${++cgroupSeq}${me.ns === null ? '' : `-ns${me.ns}`}`;
   const dir = path.join(place.base, name);
   try {
     fs.mkdirSync(dir, { mode: 0o755 });
@@ -276,9 +322,8 @@ const EXIT_EMPTY_WAIT_MS = 1000;
 export function endCgroups(): void {
   const dirs = new Set(liveCgroups);
   const place = placeCache;
-  if (isMainThread && typeof place === 'object' && selfStart !== undefined) {
-    const own = `procpin-${process.pid}-${selfStart ?? 0}-`;
-    for (const name of subdirs(place.base)) if (name.startsWith(own)) dirs.add(path.join(place.base, name));
+  if (isMainThread && typeof place === 'object' && self !== undefined) {
+    for (const name of subdirs(place.base)) if (isOwnName(name)) dirs.add(path.join(place.base, name));
   }
   if (dirs.size === 0) return;
   const deadline = performance.now() + EXIT_EMPTY_WAIT_MS;

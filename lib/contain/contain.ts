@@ -4,8 +4,8 @@
  * the successor's sweep in ./sweep-cgroups.
  * @module
  */
-import * as os from 'node:os';
 import { type Child, spawnRewritten, type SpawnOptions } from '../child/child';
+import { SIGNALS } from '../signals';
 import { invalidArgValue } from '../validate';
 import { cgroupPlace, resetCgroupPlace, spawnCgroup } from './cgroup';
 import { ContainmentRefused, unavailable, type ContainMode, type Holder } from './common';
@@ -18,7 +18,7 @@ export { cgroupPopulated } from './cgroup';
 export { endCgroups as endContainments } from './cgroup';
 export { sweepCgroups, type SweepCgroupsOptions } from './sweep-cgroups';
 
-const { SIGKILL } = os.constants.signals;
+const { SIGKILL } = SIGNALS;
 
 /** @internal */
 export function validateContain(value: unknown, name: string, caller: (...a: never[]) => unknown): ContainMode | undefined {

@@ -7,14 +7,14 @@
  * @module
  */
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import { initExecutablePath } from '../binding';
 import { Child, spawnRewritten, type SpawnOptions, type SpawnSpec } from '../child/child';
 import type { WaitInfo } from '../child/waitinfo';
 import { errnoException } from '../errors';
+import { SIGNALS } from '../signals';
 import { ContainmentRefused, readText, type Holder } from './common';
 
-const { SIGKILL } = os.constants.signals;
+const { SIGKILL } = SIGNALS;
 const STDIO_PIPE = -1;
 
 /** @internal Why `contain: 'pidns'` cannot work here, as far as can be known without trying; or null. */

@@ -22,21 +22,12 @@ import {
   type Containment,
   type Holder,
 } from '../contain/contain';
-import type { Signal } from '../primitives';
-import {
-  INT32_MAX,
-  invalidArgValue,
-  readOptions,
-  signalName,
-  validateAbortSignal,
-  validateBoolean,
-  validateInteger,
-  validateSignal,
-} from '../validate';
+import { INT32_MAX, invalidArgValue, readOptions, validateAbortSignal, validateBoolean, validateInteger } from '../validate';
 import { killAtEnd, released } from './ending';
 import { ForegroundTerminal } from './foreground';
 import { kernelOps, pidfdGroupSignal } from './kernel';
 import { GroupCleanup, type GroupResult, type GroupState } from './logic';
+import { signalName, validateSignal, type Signal } from '../signals';
 
 export type { GroupPhase, GroupResult, GroupState } from './logic';
 export { GROUP_CHANNEL, scanGroup } from './kernel';

@@ -5,15 +5,15 @@
  * @module
  */
 import * as diagnostics from 'node:diagnostics_channel';
-import * as os from 'node:os';
 import { binding, type ScanMemory } from '../binding';
 import type { Child } from '../child/child';
+import { ERRNO } from '../errors';
 import type { LeaderControl } from '../child/leader';
 import type { Holder } from '../contain/contain';
 import { memberScanner, toLimit, type ScanKernel } from './scan';
 import type { GroupOps, GroupPhase, SendResult } from './types';
 
-const { EPERM } = os.constants.errno;
+const { EPERM } = ERRNO;
 
 /**
  * The `node:diagnostics_channel` name a group's cleanup phases are published on, as

@@ -5,7 +5,7 @@
  * @internal
  * @module
  */
-import * as os from 'node:os';
+import { SIGNALS } from '../signals';
 import type { WaitInfo } from '../child/waitinfo';
 import {
   FIRST_SCAN_MS,
@@ -35,7 +35,7 @@ export type {
   SendResult,
 } from './types';
 
-const { SIGKILL, SIGCONT } = os.constants.signals;
+const { SIGKILL, SIGCONT } = SIGNALS;
 
 type StopReason = 'exit' | 'stop' | 'timeout' | 'abort';
 

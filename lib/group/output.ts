@@ -8,15 +8,9 @@ import { Child } from '../child/child';
 import { codedError } from '../errors';
 import { ProcessGroup } from './group';
 import type { GroupResult } from './logic';
-import type { Signal } from '../primitives';
-import {
-  invalidArgType,
-  invalidArgValue,
-  readOptions,
-  validateInteger,
-  validateSignal,
-} from '../validate';
+import { invalidArgType, invalidArgValue, readOptions, validateInteger } from '../validate';
 import type { WaitInfo } from '../child/waitinfo';
+import { validateSignal, type Signal } from '../signals';
 
 /** Options of {@link collectOutput}. */
 export interface CollectOptions {

@@ -1,4 +1,4 @@
-// spawn_core: starting a child without JavaScript. The child shares our memory and runs on a
+// The spawn core: starting a child without JavaScript. The child shares our memory and runs on a
 // stack of its own (clone with CLONE_VM | CLONE_VFORK, glibc's posix_spawn technique), so a spawn
 // costs the same whatever the size of the parent, and its pidfd comes back atomically with it
 // (CLONE_PIDFD) where the kernel allows. Between clone and execve the child makes only raw,
@@ -25,9 +25,9 @@ enum Stage : int {
   kStageSignals,    // dispositions and mask
   kStageChdir,
   kStageExecve,
-  kStageSetgid,     // options.gid
-  kStageSetuid,     // options.uid
-  kStageNonblock,   // clearing O_NONBLOCK on an inherited 0-2
+  kStageSetgid,    // options.gid
+  kStageSetuid,    // options.uid
+  kStageNonblock,  // clearing O_NONBLOCK on an inherited 0-2
 };
 
 enum ProcessGroup : int { kGroupNew = 0, kGroupSession = 1, kGroupInherit = 2 };
@@ -54,12 +54,12 @@ struct Request {
   char* const* envp = nullptr;  // NULL-terminated
   const char* cwd = nullptr;    // nullptr: the parent's
   int group = kGroupNew;
-  int pdeathsig = 0;            // 0: none
+  int pdeathsig = 0;  // 0: none
   // A cgroup's cgroup.procs, opened for writing: the child moves itself there first, before
   // anything else runs (-1: stay in the parent's cgroup).
   int cgroup_procs = -1;
-  bool close_fds = true;        // close every descriptor above the stdio ones
-  const int* stdio = nullptr;   // per child fd: a StdioKind or a parent descriptor
+  bool close_fds = true;       // close every descriptor above the stdio ones
+  const int* stdio = nullptr;  // per child fd: a StdioKind or a parent descriptor
   int nstdio = 0;
   // Credentials set in the child after chdir, as libuv orders them: setgroups(0) (best effort:
   // it fails unprivileged), setgid, setuid. -1: unchanged.
@@ -69,8 +69,8 @@ struct Request {
 
 struct Outcome {
   pid_t pid = -1;
-  int pidfd = -1;         // -1 when the kernel has no pidfds
-  int err = 0;            // 0, or the positive errno of the failed step
+  int pidfd = -1;  // -1 when the kernel has no pidfds
+  int err = 0;     // 0, or the positive errno of the failed step
   int stage = kStageNone;
   // The parent's ends of kStdioPipe entries (O_CLOEXEC), -1 elsewhere; nstdio entries. The
   // caller owns them on success; on failure they are already closed.

@@ -1,4 +1,4 @@
-// The per-directory work of a dead-pid sweep. See sweep_core.h for the contract; the comments
+// The per-directory work of a dead-pid sweep. See sweep.h for the contract; the comments
 // here say why each step is safe.
 //
 // The order for one candidate, and what each step rules out:
@@ -12,7 +12,6 @@
 // A directory's contents are removed through the locked descriptor itself, so renaming the
 // directory or replacing its name by a symlink cannot steer the removal anywhere else.
 #include "sweep.h"
-#include "sys.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -32,21 +31,29 @@
 #include <climits>
 #include <memory>
 
+#include "dir.h"
+#include "proc.h"
+#include "sys.h"
+
 namespace procpin::sweep {
 
 const char* const kOutcomeNames[static_cast<int>(Outcome::kCount)] = {
-    "removed", "alive",   "locked", "listening", "not-owner", "symlink",
-    "unsupported-type",   "replaced", "mount",   "error",     "vanished",
+    "removed",          "alive",    "locked", "listening", "not-owner", "symlink",
+    "unsupported-type", "replaced", "mount",  "error",     "vanished",
 };
 
 namespace {
 
+#ifdef PROCPIN_TEST_HOOKS
 std::atomic<Hook> g_hook{nullptr};
 
 inline void RunHook(int dirfd, const char* name, HookPoint point) {
   Hook h = g_hook.load(std::memory_order_relaxed);
   if (h != nullptr) h(dirfd, name, point);
 }
+#else
+inline void RunHook(int, const char*, HookPoint) {}
+#endif
 
 // What one stat tells us. statx also says whether the path is the root of a mount, which
 // catches a bind mount of the same filesystem (same st_dev) as well.
@@ -105,16 +112,6 @@ inline int StatFd(int fd, Stat* out) { return StatAt(fd, "", AT_EMPTY_PATH, out)
 
 inline bool SameInode(const Stat& a, const Stat& b) { return a.dev == b.dev && a.ino == b.ino; }
 
-// Reads every entry of the directory open as `fd` (from its current offset) with getdents64.
-// Calls fn(name, d_type) for each except "." and "..". 0 or -errno.
-struct Dirent64 {
-  uint64_t d_ino;
-  int64_t d_off;
-  unsigned short d_reclen;
-  unsigned char d_type;
-  char d_name[];
-};
-
 // A getdents64 buffer, left uninitialized (the kernel fills it).
 struct DirBuf {
   static constexpr size_t kSize = 32768;
@@ -123,23 +120,12 @@ struct DirBuf {
   size_t size() const { return kSize; }
 };
 
+// Reads every entry of the directory open as `fd` (from its current offset): fn(name, d_type)
+// for each except "." and "..". 0 or -errno.
 template <typename Fn>
 int ReadDir(int fd, DirBuf* buf, Fn fn) {
-  for (;;) {
-    long n = syscall(SYS_getdents64, fd, buf->data(), buf->size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return -errno;
-    }
-    if (n == 0) return 0;
-    for (long off = 0; off < n;) {
-      auto* d = reinterpret_cast<Dirent64*>(buf->data() + off);
-      off += d->d_reclen;
-      const char* nm = d->d_name;
-      if (nm[0] == '.' && (nm[1] == '\0' || (nm[1] == '.' && nm[2] == '\0'))) continue;
-      fn(nm, d->d_type);
-    }
-  }
+  return dir::ForEachEntry(fd, buf->data(), buf->size(),
+                           [&](const char* name, unsigned char type, uint64_t) { fn(name, type); });
 }
 
 // Is `pid` a live process here? kill(pid, 0): ESRCH is dead, EPERM a live process of another
@@ -152,24 +138,7 @@ bool PidAlive(int procfd, int32_t pid) {
   int exited = sys::ExitedByKernel(pid);
   if (exited >= 0) return exited == 0;
   if (procfd < 0) return true;
-  char path[32];
-  snprintf(path, sizeof path, "%d/stat", pid);
-  int fd = openat(procfd, path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return !(errno == ENOENT || errno == ESRCH);
-  char buf[512];
-  ssize_t n;
-  do {
-    n = read(fd, buf, sizeof buf - 1);
-  } while (n < 0 && errno == EINTR);
-  int read_errno = errno;
-  close(fd);
-  if (n < 0) return read_errno != ESRCH;  // reading a reaped task's stat gives ESRCH
-  buf[n] = '\0';
-  // "pid (comm) S ...": comm may contain ')' and spaces, so take the last ')'.
-  const char* close_paren = strrchr(buf, ')');
-  if (close_paren == nullptr || close_paren[1] != ' ') return true;
-  char state = close_paren[2];
-  return !(state == 'Z' || state == 'X' || state == 'x');
+  return proc::ExitedByStat(procfd, pid) != 1;  // unreadable or unparseable: live
 }
 
 // A non-blocking connect to the socket open as `pathfd` (an O_PATH descriptor), through
@@ -233,9 +202,9 @@ void RemoveTree(int fd, dev_t dev, bool dry, TreeResult* res) {
     unsigned char type;
   };
   struct Frame {
-    int fd;               // -1 while closed (a deep walk below it)
-    ino_t ino;            // to know it again when reopened through ".."
-    std::string name;     // its name in the parent frame
+    int fd;            // -1 while closed (a deep walk below it)
+    ino_t ino;         // to know it again when reopened through ".."
+    std::string name;  // its name in the parent frame
     std::vector<Child> children;
     size_t next = 0;
     bool listed = false;
@@ -584,11 +553,9 @@ void SweepDirectory(const char* dir, const Options& opts, Report* report) {
     return;
   }
 
-  ctx.procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (ctx.procfd >= 0 && sys::ProcIsOurs(ctx.procfd) != 1) {
-    close(ctx.procfd);  // another namespace's /proc: liveness from the kernel only
-    ctx.procfd = -1;
-  }
+  // Without /proc, or with another namespace's: liveness from the kernel only.
+  ctx.procfd = proc::OpenProc();
+  if (ctx.procfd < 0) ctx.procfd = -1;
   for (Entry& e : report->entries) SweepOne(ctx, &e);
   if (ctx.procfd >= 0) close(ctx.procfd);
   close(ctx.dirfd);
@@ -748,6 +715,8 @@ int CreateLocked(const char* dir, const char* name, bool directory, mode_t mode,
   return fd;
 }
 
+#ifdef PROCPIN_TEST_HOOKS
 void SetTestHook(Hook hook) { g_hook.store(hook, std::memory_order_relaxed); }
+#endif
 
 }  // namespace procpin::sweep

@@ -1,4 +1,4 @@
-// sweep_core: the per-directory work of a dead-pid sweep, free of JavaScript. It reads one
+// The sweep core: the per-directory work of a dead-pid sweep, free of JavaScript. It reads one
 // directory, picks the candidates (prefix + canonical decimal pid + end, '-' or '.'), and removes
 // a candidate only when all of SPEC's seven conditions hold. Every check and every removal is
 // made relative to descriptors (fstatat/openat/unlinkat with O_NOFOLLOW), never through a path
@@ -89,16 +89,20 @@ int RemoveHeld(const char* dir, const char* name, int held_fd, const char** sysc
 int CreateLocked(const char* dir, const char* name, bool directory, mode_t mode,
                  const char** syscall);
 
-// Test injection: a function called at fixed points of an entry's removal, so that a test can
-// swap the entry (for a symlink, say) exactly there. Null (the default) disables it.
+// The points of an entry's removal where the test build can run a test's function (SetTestHook),
+// so that a test can swap the entry (for a symlink, say) exactly there.
 enum class HookPoint : int {
-  kAfterCheck = 1,    // after lstat and the owner/pid checks, before the entry is opened
-  kAfterLock = 2,       // after the entry is open and locked, before the name is checked again
-  kBeforeContents = 3,  // a non-empty directory, checked: before its contents are removed
-  kBeforeUnlink = 4,    // after a directory's contents are gone, before the final check and unlink
+  kAfterCheck = 1,       // after lstat and the owner/pid checks, before the entry is opened
+  kAfterLock = 2,        // after the entry is open and locked, before the name is checked again
+  kBeforeContents = 3,   // a non-empty directory, checked: before its contents are removed
+  kBeforeUnlink = 4,     // after a directory's contents are gone, before the final check and unlink
   kClaimBeforeLock = 5,  // CreateLocked: the entry exists under its name, before it is locked
 };
+#ifdef PROCPIN_TEST_HOOKS
+// Test injection (the test build only): `hook` runs at every HookPoint. Null (the default)
+// disables it.
 using Hook = void (*)(int dirfd, const char* name, HookPoint point);
 void SetTestHook(Hook hook);
+#endif
 
 }  // namespace procpin::sweep

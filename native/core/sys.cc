@@ -2,8 +2,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -13,6 +13,8 @@
 
 #include <atomic>
 #include <cstdint>
+
+#include "dir.h"
 
 // The generic syscall numbers (same on x86_64 and aarch64) for headers that predate them.
 #ifndef SYS_pidfd_send_signal
@@ -30,14 +32,6 @@ namespace procpin::sys {
 namespace {
 
 inline int Ret(long r) { return r < 0 ? -errno : static_cast<int>(r); }
-
-struct LinuxDirent64 {
-  uint64_t d_ino;
-  int64_t d_off;
-  unsigned short d_reclen;
-  unsigned char d_type;
-  char d_name[];
-};
 
 // Parses a decimal fd name; -1 for anything else ("." and "..").
 PROCPIN_NO_SANITIZE int ParseFd(const char* s) {
@@ -59,6 +53,22 @@ PROCPIN_NO_SANITIZE inline int ActOn(int fd, unsigned flags) {
   }
   syscall(SYS_close, fd);  // EBADF for a gap is expected; EINTR still closed the fd on Linux
   return 0;
+}
+
+// CloseRangeLoop's visit of one /proc/self/fd entry.
+struct LoopRange {
+  unsigned first, last, flags;
+  int dirfd;
+};
+PROCPIN_NO_SANITIZE bool CloseEntry(void* ctx, const char* name, unsigned char, uint64_t) {
+  const auto* range = static_cast<const LoopRange*>(ctx);
+  int fd = ParseFd(name);
+  if (fd < 0 || fd == range->dirfd) return true;
+  if (static_cast<unsigned>(fd) < range->first || static_cast<unsigned>(fd) > range->last) {
+    return true;
+  }
+  ActOn(fd, range->flags);
+  return true;
 }
 
 }  // namespace
@@ -96,18 +106,8 @@ PROCPIN_NO_SANITIZE int CloseRangeLoop(unsigned first, unsigned last, unsigned f
       syscall(SYS_openat, AT_FDCWD, "/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (dfd >= 0) {
     alignas(8) char buf[1024];
-    for (;;) {
-      long n = syscall(SYS_getdents64, dfd, buf, sizeof buf);
-      if (n <= 0) break;
-      for (long off = 0; off < n;) {
-        auto* d = reinterpret_cast<LinuxDirent64*>(buf + off);
-        off += d->d_reclen;
-        int fd = ParseFd(d->d_name);
-        if (fd < 0 || fd == dfd) continue;
-        if (static_cast<unsigned>(fd) < first || static_cast<unsigned>(fd) > last) continue;
-        ActOn(fd, flags);
-      }
-    }
+    LoopRange range = {first, last, flags, dfd};
+    dir::ReadEntries(dfd, buf, sizeof buf, CloseEntry, &range);  // a failed read ends the walk
     syscall(SYS_close, dfd);
     return 0;
   }

@@ -14,13 +14,13 @@
 namespace procpin::sys {
 
 // Kernel ABI constants that older userspace headers may lack.
-constexpr int kPIdfd = 3;                            // P_PIDFD (5.4)
-constexpr unsigned kPidfdNonblock = 04000;           // PIDFD_NONBLOCK == O_NONBLOCK
-constexpr unsigned kPidfdSignalThread = 1u << 0;     // 6.9
+constexpr int kPIdfd = 3;                         // P_PIDFD (5.4)
+constexpr unsigned kPidfdNonblock = 04000;        // PIDFD_NONBLOCK == O_NONBLOCK
+constexpr unsigned kPidfdSignalThread = 1u << 0;  // 6.9
 constexpr unsigned kPidfdSignalThreadGroup = 1u << 1;
 constexpr unsigned kPidfdSignalProcessGroup = 1u << 2;
-constexpr int kPidfdSelfThread = -10000;          // 6.15: the calling thread, no fd needed
-constexpr int kPidfdSelfThreadGroup = -10001;     // 6.15: the calling process
+constexpr int kPidfdSelfThread = -10000;       // 6.15: the calling thread, no fd needed
+constexpr int kPidfdSelfThreadGroup = -10001;  // 6.15: the calling process
 constexpr unsigned kCloseRangeUnshare = 1u << 1;
 constexpr unsigned kCloseRangeCloexec = 1u << 2;
 

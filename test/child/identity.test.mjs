@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn as cpSpawn, spawnSync } from 'node:child_process';
 import * as procpin from '../../dist/index.js';
-import { isGone, need, pkg, procState, runNode, waitFor } from '../helpers.mjs';
+import { isGone, need, pkg, procLib, procState, runNode, waitFor } from '../helpers.mjs';
 import { compileC } from '../oldkernel.mjs';
 
 const { spawn, spawnGroup } = procpin;
@@ -46,7 +46,7 @@ test("a child reaped by another library's waitpid(-1) thread is lost: exited, po
     const t1 = Date.now();
     while (Date.now() - t1 < 400) {}
     const closed = await g.closed.then(() => 'resolved', (e) => e.code);
-    const st = (pid) => { try { const s = readFileSync('/proc/' + pid + '/stat', 'utf8'); return s.slice(s.lastIndexOf(')') + 2)[0]; } catch { return null; } };
+    const { procState: st } = await import(${procLib});
     const m = Number(member.trim());
     const end = Date.now() + 3000;
     while (st(m) !== null && st(m) !== 'Z' && Date.now() < end) await new Promise((r) => setTimeout(r, 5));
@@ -161,10 +161,8 @@ test('a supervisor that is a subreaper reaps the members re-parented to it once 
     import * as p from ${pkg};
     import { readdirSync, readFileSync } from 'node:fs';
     p.setChildSubreaper(true);
-    const zombies = () => readdirSync('/proc').filter((n) => {
-      try { const s = readFileSync('/proc/' + n + '/stat', 'utf8'); const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
-        return f[0] === 'Z' && Number(f[1]) === process.pid; } catch { return false; }
-    }).length;
+    const { ourZombies } = await import(${procLib});
+    const zombies = () => ourZombies().length;
     const groups = [];
     for (let i = 0; i < 10; i++) {
       // Leaders that exit at once (members re-parented to us while running), and ones we stop.

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { pkg, root, runNode, tmpDir } from '../helpers.mjs';
+import { pkg, procLib, root, runNode, testBinding, tmpDir } from '../helpers.mjs';
 import { runs } from '../fixtures/reliab-lib.mjs';
 
 test('Workers terminated mid-work dozens of times in a loop never take the process down, and leave none of their groups', async (t) => {
@@ -50,13 +50,8 @@ test('Workers terminated mid-work dozens of times in a loop never take the proce
       await w.terminate();
       survived++;
     }
-    const live = () => readdirSync('/proc').filter((n) => {
-      try {
-        const s = readFileSync('/proc/' + n + '/stat', 'utf8');
-        const r = s.slice(s.lastIndexOf(')') + 2).split(' ');
-        return pgids.includes(Number(r[2])) && r[0] !== 'Z';
-      } catch { return false; }
-    }).length;
+    const { procsWhere } = await import(${procLib});
+    const live = () => procsWhere((st) => pgids.includes(st.pgid) && st.state !== 'Z').length;
     const end = Date.now() + 5000;
     while (live() > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
     console.log(JSON.stringify({ survived, groups: pgids.length, alive: live() }));`;
@@ -112,8 +107,8 @@ for (const [name, call] of Object.entries(lateCalls)) {
       w.on('message', (m) => said.push(m));
       await new Promise((r) => w.once('message', r));
       // The Worker's flock is blocked: the kernel lists it as a waiter on the lock's inode.
-      const blocked = () => readFileSync('/proc/locks', 'utf8').split('\\n')
-        .some((l) => l.includes('-> FLOCK') && l.includes(':' + ino + ' '));
+      const { procLocks } = await import(${procLib});
+      const blocked = () => procLocks().some((l) => l.blocked && l.type === 'FLOCK' && l.ino === String(ino));
       const end = Date.now() + 10000;
       while (!blocked() && Date.now() < end) await new Promise((r) => setTimeout(r, 2));
       const wasBlocked = blocked();
@@ -123,7 +118,12 @@ for (const [name, call] of Object.entries(lateCalls)) {
       console.log(JSON.stringify({ wasBlocked, said }));`;
     const r = await runNode(code, {
       timeout: 60000,
-      env: { MALLOC_PERTURB_: '165', GLIBC_TUNABLES: 'glibc.malloc.tcache_count=0' },
+      env: {
+        MALLOC_PERTURB_: '165',
+        GLIBC_TUNABLES: 'glibc.malloc.tcache_count=0',
+        // scanTestHook is the test build's (the production addon has no hooks).
+        ...(name === 'scanTestHook' ? { PROCPIN_BINDING: testBinding } : {}),
+      },
     });
     const line = r.stdout.trim().split('\n').at(-1);
     t.diagnostic(`status ${r.code ?? r.signal}; ${line}`);

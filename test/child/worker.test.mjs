@@ -4,11 +4,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Worker } from 'node:worker_threads';
-import { closeSync, openSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import * as procpin from '../../dist/index.js';
-import { root, runNode, tmpDir, waitFor } from '../helpers.mjs';
+import { ourLocks, root, runNode, tmpDir, waitFor } from '../helpers.mjs';
 
 const { constants: C } = procpin;
 const pkgUrl = JSON.stringify(pathToFileURL(join(root, 'dist', 'index.js')).href);
@@ -17,18 +17,6 @@ test.after(() => dir[Symbol.dispose]());
 
 const threads = () => readdirSync('/proc/self/task').length;
 const fdCount = () => readdirSync('/proc/self/fd').length;
-function ourLocks(path) {
-  const { ino } = statSync(path);
-  let held = 0;
-  let waiting = 0;
-  for (const line of readFileSync('/proc/locks', 'utf8').split('\n')) {
-    const m = line.match(/^\d+:\s+(->\s+)?FLOCK\s+\S+\s+\S+\s+(\d+)\s+[0-9a-f]+:[0-9a-f]+:(\d+)\s/);
-    if (!m || Number(m[2]) !== process.pid || Number(m[3]) !== ino) continue;
-    if (m[1]) waiting++;
-    else held++;
-  }
-  return { held, waiting };
-}
 
 const workerBody = `
   import { parentPort, workerData } from 'node:worker_threads';

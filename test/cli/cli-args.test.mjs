@@ -2,7 +2,8 @@
 // pure functions, --help on every command, usage errors (stderr, status 2).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { EXIT, exitStatusOf, parseDuration, parsePid, parseSignal, spawnFailureStatus, UsageError } from '../../dist/cli/main.js';
+import { parseDuration, parsePid, parseSignal, UsageError } from '../../dist/cli/args.js';
+import { EXIT, exitStatusOf, spawnFailureStatus } from '../../dist/cli/status.js';
 import { procpin } from './cli-helpers.mjs';
 
 test('durations are milliseconds, or a number with ms, s, m or h', () => {

@@ -1,9 +1,8 @@
 // Helpers for the procpin command's tests: run bin/procpin as a user would, headless (pipes, no
 // controlling terminal on standard input).
 import { spawn } from 'node:child_process';
-import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { root } from '../helpers.mjs';
+import { fdTarget, openFds, procStatus, root } from '../helpers.mjs';
 
 export const bin = join(root, 'bin', 'procpin');
 
@@ -67,31 +66,23 @@ export function procpin(args, options) {
 
 /** The number of pidfds process `pid` holds open. */
 export function pidfdCount(pid) {
-  let n = 0;
-  let names;
+  let fds;
   try {
-    names = readdirSync(`/proc/${pid}/fd`);
+    fds = openFds(pid);
   } catch {
     return 0;
   }
-  for (const fd of names) {
-    try {
-      if (readlinkSync(`/proc/${pid}/fd/${fd}`) === 'anon_inode:[pidfd]') n++;
-    } catch {
-      // closed meanwhile
-    }
-  }
-  return n;
+  return fds.filter((fd) => fdTarget(fd, pid) === 'anon_inode:[pidfd]').length;
 }
 
 /** The signals pending for `pid` (thread and shared) as a bit mask, or null when it is gone. */
 export function pendingSignals(pid) {
   let status;
   try {
-    status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    status = procStatus(pid);
   } catch {
     return null;
   }
-  const mask = (key) => BigInt(`0x${new RegExp(`^${key}:\\s*([0-9a-f]+)$`, 'm').exec(status)?.[1] ?? '0'}`);
+  const mask = (key) => BigInt(`0x${status[key] ?? '0'}`);
   return mask('SigPnd') | mask('ShdPnd');
 }

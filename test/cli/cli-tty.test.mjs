@@ -8,25 +8,12 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { isGone, need, procState, tmpDir, waitFor } from '../helpers.mjs';
+import { isGone, need, parseStat, procStat, procState, tmpDir, waitFor } from '../helpers.mjs';
 import { bin } from './cli-helpers.mjs';
 
 const has = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
 const node = process.execPath;
 const procpinCmd = `${node} ${bin}`;
-
-/** pgrp and tpgid (the terminal's foreground group) of a process, from /proc/PID/stat. */
-function groups(statLine) {
-  const rest = statLine.slice(statLine.lastIndexOf(')') + 2).split(' ');
-  return { pid: Number(statLine.split(' ')[0]), pgrp: Number(rest[2]), tpgid: Number(rest[5]) };
-}
-function groupsOf(pid) {
-  try {
-    return groups(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return null;
-  }
-}
 
 // For sh -c '...': waits (bounded, about 2 s) until the shell's group is the terminal's foreground.
 // The command runs from the moment it is spawned and the foreground is handed over right after.
@@ -59,12 +46,12 @@ test('on a terminal the group gets the foreground, and procpin takes it back at 
   );
   const [inner, rc, outer] = r.out.trim().split('\n');
   assert.equal(rc, 'rc=5', r.out);
-  const g = groups(inner);
-  assert.equal(g.pgrp, g.pid, 'the command leads its own group');
-  assert.equal(g.tpgid, g.pgrp, "the command's group is the terminal's foreground");
-  const o = groups(outer);
-  assert.notEqual(o.pgrp, g.pgrp);
-  assert.equal(o.tpgid, o.pgrp, "the shell's group has the foreground again");
+  const g = parseStat(inner);
+  assert.equal(g.pgid, g.pid, 'the command leads its own group');
+  assert.equal(g.tpgid, g.pgid, "the command's group is the terminal's foreground");
+  const o = parseStat(outer);
+  assert.notEqual(o.pgid, g.pgid);
+  assert.equal(o.tpgid, o.pgid, "the shell's group has the foreground again");
 });
 
 test("the terminal's foreground and modes come back when the leader exits, while the group is cleaned", async (t) => {
@@ -88,7 +75,7 @@ test("the terminal's foreground and modes come back when the leader exits, while
   const procpin = Number(readFileSync(f('procpin'), 'utf8'));
   const member = Number(readFileSync(f('member'), 'utf8'));
   const ttyModes = () => spawnSync('stty', ['-F', tty, '-g'], { encoding: 'utf8' }).stdout.trim();
-  await waitFor(() => groupsOf(procpin)?.tpgid === procpin && ttyModes() === modes, {
+  await waitFor(() => procStat(procpin)?.tpgid === procpin && ttyModes() === modes, {
     timeout: 2000,
     what: "procpin's group in the foreground with the original modes",
   });
@@ -148,7 +135,7 @@ async function pidFrom(file) {
   return Number(readFileSync(file, 'utf8'));
 }
 
-const ppidOf = (pid) => Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[1]);
+const ppidOf = (pid) => procStat(pid).ppid;
 
 test('in an interactive shell ^Z stops the job, bg and fg continue it, ^C reaches the group (not procpin)', async (t) => {
   if (!need(t, has('tmux') && has('bash'), 'tmux and bash are needed')) return;
@@ -160,7 +147,7 @@ test('in an interactive shell ^Z stops the job, bg and fg continue it, ^C reache
     sh.run(`${procpinCmd} run --verbose -- sh -c 'echo $$ > ${leaderFile}; while read x; do echo "got=$x"; done'`);
     const leader = await pidFrom(leaderFile);
     const procpin = ppidOf(leader);
-    await waitFor(() => groupsOf(leader)?.tpgid === leader, { what: 'the group in the foreground' });
+    await waitFor(() => procStat(leader)?.tpgid === leader, { what: 'the group in the foreground' });
     sh.run('one');
     await waitFor(() => /got=one/.test(sh.pane()), { what: 'the command reading the terminal' });
 
@@ -169,7 +156,7 @@ test('in an interactive shell ^Z stops the job, bg and fg continue it, ^C reache
       what: 'the job and procpin stopped',
     });
     await waitFor(() => /Stopped/.test(sh.pane()), { what: "bash's Stopped report" });
-    assert.notEqual(groupsOf(procpin).tpgid, leader, 'bash has the terminal back');
+    assert.notEqual(procStat(procpin).tpgid, leader, 'bash has the terminal back');
 
     // In the background the command's next read stops it again, and procpin with it.
     sh.run('bg');
@@ -179,7 +166,7 @@ test('in an interactive shell ^Z stops the job, bg and fg continue it, ^C reache
     assert.equal(procState(leader), 'T');
 
     sh.run('fg');
-    await waitFor(() => groupsOf(leader)?.tpgid === leader, { what: 'the job in the foreground again' });
+    await waitFor(() => procStat(leader)?.tpgid === leader, { what: 'the job in the foreground again' });
     sh.run('two');
     await waitFor(() => /got=two/.test(sh.pane()), { what: 'the command reading the terminal again' });
 
@@ -210,7 +197,7 @@ test('started in the background, a command that reads the terminal stops the job
     sh.run('jobs -l');
     await waitFor(() => /Stopped \(tty input\)/.test(sh.pane()), { what: "bash's report" });
     sh.run('fg');
-    await waitFor(() => groupsOf(leader)?.tpgid === leader, { what: 'the command in the foreground' });
+    await waitFor(() => procStat(leader)?.tpgid === leader, { what: 'the command in the foreground' });
     sh.run('hello');
     await waitFor(() => isGone(procpin), { what: 'procpin exited' });
     sh.run('echo "rc=$?"');
@@ -237,9 +224,9 @@ test('a job brought to the foreground while running gets the terminal when it fi
     const procpin = ppidOf(leader);
     // bash's fg sends no SIGCONT to a job that runs: only the terminal's foreground changes.
     sh.run('fg');
-    await waitFor(() => groupsOf(procpin)?.tpgid === procpin, { what: "procpin's group in the foreground" });
+    await waitFor(() => procStat(procpin)?.tpgid === procpin, { what: "procpin's group in the foreground" });
     writeFileSync(go, '');
-    await waitFor(() => groupsOf(leader)?.tpgid === leader, { what: 'the command given the terminal' });
+    await waitFor(() => procStat(leader)?.tpgid === leader, { what: 'the command given the terminal' });
     sh.run('three');
     await waitFor(() => isGone(procpin), { what: 'procpin exited' });
     sh.run('echo "rc=$?"');

@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawn, spawnGroup, collectOutput, stdioEnded } from '../../dist/index.js';
-import { isGone, liveMembers, need, root, runCmd, tmpDir, waitFor } from '../helpers.mjs';
+import { isGone, liveMembers, need, procLib, root, runCmd, tmpDir, waitFor } from '../helpers.mjs';
 
 test('stop({ signal }) sends the signal chosen at stop time instead of killSignal', async () => {
   const g = spawnGroup('sleep', ['300'], { stdio: 'ignore', killSignal: 'SIGTERM' });
@@ -51,13 +51,13 @@ test('foreground: true on a terminal: a command that reads a line and runs stty 
     prog,
     `const { spawnGroup } = require(${JSON.stringify(join(root, 'dist', 'index.js'))});
     const fs = require('node:fs');
-    const tpgid = () => Number(fs.readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ')[5]);
     const modes = () => require('node:child_process').execFileSync('stty', ['-g'], { stdio: ['inherit', 'pipe', 'inherit'] }).toString();
     const before = modes();
     const g = spawnGroup('sh', ['-c', 'read line; stty -echo; stty -a > /dev/null && echo "GOT-$line"'], { stdio: 'inherit', foreground: process.argv[2] === 'fg', timeout: process.argv[2] === 'fg' ? 20000 : 1500, grace: 100 });
-    g.closed.then((r) => {
-      const mine = Number(fs.readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ')[2]);
-      console.log(['RESULT', r.exitCode, r.timedOut, tpgid() === mine ? 'fg-back' : 'fg-lost', modes() === before ? 'modes-back' : 'modes-changed'].join(' '));
+    g.closed.then(async (r) => {
+      const { procStat } = await import(${procLib});
+      const me = procStat('self');
+      console.log(['RESULT', r.exitCode, r.timedOut, me.tpgid === me.pgid ? 'fg-back' : 'fg-lost', modes() === before ? 'modes-back' : 'modes-changed'].join(' '));
     });`,
   );
   const run = (mode) =>

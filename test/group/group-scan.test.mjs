@@ -1,6 +1,8 @@
 // The advisory /proc scan of a group's members (native/scan.cc), against real processes started by
 // child_process (detached: each is the leader of a new session and group), and its place in a
 // real cleanup: an unreadable /proc counts as "members may exist".
+// scanTestHook and scanGroupSync are the test build's (the production addon has neither).
+import '../use-test-build.mjs';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';

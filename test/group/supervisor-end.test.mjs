@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn as cpSpawn, spawnSync } from 'node:child_process';
 import { Worker } from 'node:worker_threads';
-import { isGone, liveMembers, need, pkg, procStat, waitFor } from '../helpers.mjs';
+import { isGone, liveMembers, need, pkg, procLib, procStat, waitFor } from '../helpers.mjs';
 
 const has = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
 
@@ -17,11 +17,8 @@ function supervisorCode(then, { before = '', go = false } = {}) {
     ${before}
     const { spawnGroup } = await import(${pkg});
     const groups = [0, 1].map(() => spawnGroup('sh', ['-c', 'sleep 1000 & sleep 1000 & wait'], { stdio: 'ignore' }));
-    const { readdirSync, readFileSync } = await import('node:fs');
-    const count = (pgid) => readdirSync('/proc').filter((n) => {
-      try { const s = readFileSync('/proc/' + n + '/stat', 'utf8'); const r = s.slice(s.lastIndexOf(')') + 2).split(' ');
-        return Number(r[2]) === pgid && r[0] !== 'Z'; } catch { return false; }
-    }).length;
+    const { liveMembers } = await import(${procLib});
+    const count = (pgid) => liveMembers(pgid).length;
     const t0 = Date.now();
     while (groups.some((g) => count(g.pgid) < 3) && Date.now() - t0 < 10000) await new Promise((r) => setTimeout(r, 5));
     if (${JSON.stringify(!then.includes('parentPort'))}) process.stdout.write('READY ' + JSON.stringify(groups.map((g) => g.pgid)) + '\\n');

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { need, root, runNode } from '../helpers.mjs';
+import { need, procLib, root, runNode } from '../helpers.mjs';
 import { compileC } from '../oldkernel.mjs';
 
 const pkgUrl = JSON.stringify(pathToFileURL(join(root, 'dist', 'index.js')).href);
@@ -83,7 +83,8 @@ test('with the usual wake signal taken, a flock() wait still queues in the kerne
     p.flockSync(a, C.LOCK_EX);
     const granted = p.flock(b, C.LOCK_EX);
     // A blocked waiter is listed in /proc/locks with "->"; a poller never is.
-    const queued = () => readFileSync('/proc/locks', 'utf8').split('\\n').some((l) => / -> FLOCK /.test(l) && l.split(/\\s+/)[5] === String(process.pid));
+    const { procLocks } = await import(${procLib});
+    const queued = () => procLocks().some((l) => l.blocked && l.type === 'FLOCK' && l.pid === process.pid);
     let seen = false;
     for (let i = 0; i < 400 && !(seen = queued()); i++) await new Promise((r) => setTimeout(r, 5));
     const t0 = performance.now();

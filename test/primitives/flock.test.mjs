@@ -4,11 +4,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { closeSync, openSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as procpin from '../../dist/index.js';
-import { root, tmpDir, waitFor } from '../helpers.mjs';
+import { ourLocks, root, tmpDir, waitFor } from '../helpers.mjs';
 
 const { constants: C } = procpin;
 const pkgUrl = JSON.stringify(`${root}/dist/index.js`);
@@ -19,20 +19,6 @@ function lockFile() {
   const p = join(dir.path, `lock-${n++}`);
   writeFileSync(p, '');
   return p;
-}
-
-/** Our own entries for `path` in /proc/locks: { held, waiting } counts. */
-function ourLocks(path, pid = process.pid) {
-  const { ino } = statSync(path);
-  let held = 0;
-  let waiting = 0;
-  for (const line of readFileSync('/proc/locks', 'utf8').split('\n')) {
-    const m = line.match(/^\d+:\s+(->\s+)?FLOCK\s+\S+\s+\S+\s+(\d+)\s+[0-9a-f]+:[0-9a-f]+:(\d+)\s/);
-    if (!m || Number(m[2]) !== pid || Number(m[3]) !== ino) continue;
-    if (m[1]) waiting++;
-    else held++;
-  }
-  return { held, waiting };
 }
 
 /** Another process that takes LOCK_EX on `path`, says so, and releases when told (or exits). */

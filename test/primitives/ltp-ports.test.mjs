@@ -128,7 +128,8 @@ test('close_range01: plain, UNSHARE, CLOEXEC and CLOEXEC|UNSHARE through a table
   mkdirSync(tmp, { recursive: true });
   const bin = join(tmp, 'close_range_ltp');
   const cc = spawnSync('c++', ['-std=c++17', '-O1', '-Wall', '-Wextra', '-Werror', `-I${join(root, 'native', 'core')}`, '-o', bin,
-    join(root, 'test', 'fixtures', 'close_range_ltp.cc'), join(root, 'native', 'core', 'sys.cc')], { encoding: 'utf8' });
+    join(root, 'test', 'fixtures', 'close_range_ltp.cc'), join(root, 'native', 'core', 'sys.cc'),
+    join(root, 'native', 'core', 'dir.cc')], { encoding: 'utf8' });
   if (!need(t, cc.status === 0, `a C++ compiler: ${cc.error?.message ?? cc.stderr}`)) return;
   const r = spawnSync(bin, { encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);

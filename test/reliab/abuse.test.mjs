@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { fixtures, root } from '../helpers.mjs';
+import { fixtures, root, testBinding } from '../helpers.mjs';
 
 function runAbuse(env = {}) {
   return new Promise((resolve, reject) => {
@@ -15,6 +15,8 @@ function runAbuse(env = {}) {
         ...process.env,
         PROCPIN_PKG: pathToFileURL(join(root, 'dist', 'index.js')).href,
         PROCPIN_BINDING_MODULE: pathToFileURL(join(root, 'dist', 'binding.js')).href,
+        // The raw binding's fuzz reaches closeRangeLoop too, a test-only export.
+        PROCPIN_BINDING: testBinding,
         ...env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],

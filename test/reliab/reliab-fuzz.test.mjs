@@ -136,7 +136,7 @@ test('claim with mode -0 is accepted or refused, never aborts the process (found
     `import { claim } from ${JSON.stringify(join(root, 'dist', 'index.js'))};
      try { const c = await claim(process.argv[1], 'p-', { kind: 'file', mode: -0 }); await c.release(); } catch (e) { if (!(e instanceof Error)) throw e; }`,
     dir.path,
-  ]);
+  ], { timeout: 60000 });
   assert.equal(r.signal, null, r.stderr);
   assert.equal(r.code, 0, r.stderr);
 });

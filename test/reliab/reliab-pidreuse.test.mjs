@@ -146,7 +146,7 @@ test('the pid-reuse runner detects a stranger that is signalled (the test can fa
     while (!readFileSync(log, 'utf8') && Date.now() < end) await new Promise((r) => setTimeout(r, 2));
     console.log(r.stdout.trim() + '|' + readFileSync(log, 'utf8').trim());
     process.exit(0);`;
-  const r = await runCmd('unshare', ['--pid', '--fork', '--mount-proc', '--kill-child', process.execPath, '--input-type=module', '-e', code]);
+  const r = await runCmd('unshare', ['--pid', '--fork', '--mount-proc', '--kill-child', process.execPath, '--input-type=module', '-e', code], { timeout: 60000 });
   assert.match(r.stdout, /^ready 777 777\|15 1 0$/m, r.stdout + r.stderr);
 });
 

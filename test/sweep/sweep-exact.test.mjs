@@ -4,10 +4,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as procpin from '../../dist/index.js';
-import { isRoot, need, pkg, runCmd } from '../helpers.mjs';
+import { isRoot, need, pkg, procLib, runCmd } from '../helpers.mjs';
 import { deadPid, scratch } from './sweep-fixtures.mjs';
 
 const P = 'app-';
@@ -88,7 +88,8 @@ test('with /proc of another pid namespace, a sweep keeps a live owner\'s entry a
     while (existsSync('/proc/' + (n + 1))) n++;
     writeFileSync('/proc/sys/kernel/ns_last_pid', String(n));
     const owner = spawn('sleep', ['30'], { stdio: 'ignore' });
-    const out = { procSelf: readFileSync('/proc/self/stat', 'utf8').split(' ')[0], pid: owner.pid, hostHasIt: existsSync('/proc/' + owner.pid) };
+    const { procStat } = await import(${procLib});
+    const out = { procSelf: String(procStat('self').pid), pid: owner.pid, hostHasIt: existsSync('/proc/' + owner.pid) };
     const entry = ${JSON.stringify(d.path)} + '/${P}' + owner.pid;
     mkdirSync(entry);
     writeFileSync(entry + '/data', 'precious');

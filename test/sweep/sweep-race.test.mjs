@@ -1,6 +1,8 @@
 // sweep() against an adversary: an entry swapped for a symlink at each point between check and
 // removal (an injected hook in the native code does the swap exactly there), mounts inside and
 // at a dead owner's entry, and claimants and sweepers racing in several processes.
+// The swap hook is the test build's (the production addon has none).
+import '../use-test-build.mjs';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';

@@ -2,7 +2,7 @@
 // real sockets, real locks held by other processes, in a temporary directory.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import * as dc from 'node:diagnostics_channel';
 import {
   chmodSync,
