@@ -48,14 +48,14 @@ export interface NativeConstants {
   readonly LOCK_NB: number;
 }
 
-/** The native side of a Child or ProcessHandle (native/child.cc). */
+/** The native side of a Child or ProcessHandle (native/child/). */
 export interface NativeChildHandle {
   /** The pidfd, -1 when none (old kernel) or after reap/close. */
   pidfd(): number;
   /** WEXITED | WNOHANG | WNOWAIT look: info, null while running, or -errno. */
   poll(): RawWaitInfo | null | number;
-  /** WEXITED | WNOHANG reap: info, null while running, or -errno. */
-  reap(keepPidfd: boolean): RawWaitInfo | null | number;
+  /** WEXITED | WNOHANG reap: info, null while running, or -errno. The pidfd is closed after. */
+  reap(): RawWaitInfo | null | number;
   /** 0 or -errno (-ESRCH once reaped). */
   kill(signal: number): number;
   /** openProcess: whether the pidfd polls readable. */
@@ -65,10 +65,12 @@ export interface NativeChildHandle {
   /** Child: info when it reaped now, null when left to reap at exit; undefined otherwise. */
   close(): RawWaitInfo | null | undefined | number;
   /**
-   * A group signal through the private pidfd with PIDFD_SIGNAL_PROCESS_GROUP (also after a loss):
-   * 0 or -errno; -ENOSYS without a pidfd or where the kernel refuses the flag.
+   * A signal to the group this leader leads: through the private pidfd with
+   * PIDFD_SIGNAL_PROCESS_GROUP when `pidfdGroup` (bound to the group, also after a loss); else, or
+   * where the kernel refuses the flag, `kill(-pgid)` only while the leader is provably unreaped.
+   * 0, -ESRCH (gone, or no longer ours), -EPERM (a member refused) or another -errno.
    */
-  signalGroup(signal: number): number;
+  signalGroup(signal: number, pidfdGroup: boolean): number;
   /** 1 while the unreaped leader is in the group it leads, 0 once it left it, or -errno. */
   inGroup(): number;
   /** Puts the leader in the end-kill table (dies with the environment and the process). 0 or -errno. */
@@ -135,7 +137,7 @@ export interface NativeBinding {
   flockWait(fd: number, operation: number, callback: (result: number) => void): number;
   flockCancel(id: number): boolean;
 
-  // Layer 2 (native/child.cc): spawn, the pidfd exit watcher.
+  // Layer 2 (native/child/): spawn, the pidfd exit watcher.
   /**
    * Starts a child. `stdio[i]` is -1 (pipe), -2 (ignore), -3 (close) or a parent descriptor.
    * `group` 0 new, 1 session, 2 inherit. `onExit(info | -errno, reaped)` is called once, when

@@ -13,12 +13,12 @@ import { spawnArguments } from './child/child';
 import { abortError, errnoException } from './errors';
 import { GROUP_OPTIONS, onStopReached, ProcessGroup, spawnGroup, type SpawnGroupOptions, type StopOptions } from './group/group';
 import type { GroupResult } from './group/logic';
-import { streamsClosed } from './child/output';
+import { streamsClosed } from './group/output';
 import { validateSignal } from './signals';
 import { invalidArgType, outOfRange, readOptions, validateAbortSignal } from './validate';
 
-export { collectOutput, stdioEnded } from './child/output';
-export type { CollectOptions, GroupOutput, MaxBufferError } from './child/output';
+export { collectOutput, stdioEnded } from './group/output';
+export type { CollectOptions, GroupOutput, MaxBufferError } from './group/output';
 
 export type { GroupResult, StopOptions };
 export { ProcessGroup };

@@ -31,9 +31,9 @@ export type { SpawnOptions, StdioEntry } from './child/child';
 export { spawnGroup, ProcessGroup, groupSignalsUsePidfd, GROUP_CHANNEL } from './group/group';
 export type { SpawnGroupOptions, StopOptions, GroupResult, GroupState, GroupPhase } from './group/group';
 
-// Collecting a child's or a group's output (lib/child/output.ts).
-export { collectOutput, stdioEnded } from './child/output';
-export type { CollectOptions, GroupOutput, ChildOutput, MaxBufferError } from './child/output';
+// Collecting a child's or a group's output (lib/group/output.ts).
+export { collectOutput, stdioEnded } from './group/output';
+export type { CollectOptions, GroupOutput, ChildOutput, MaxBufferError } from './group/output';
 
 // Layer 3b: dead-pid sweeping (lib/sweep/).
 export { sweep, SWEEP_CHANNEL } from './sweep/sweep';

@@ -5,7 +5,7 @@
 // - SIGABRT: abort(), a fatal V8 error, out-of-memory. The handler kills, then chains the
 //   handler that was there before, or restores the default action and raises again, so that
 //   the process still ends by SIGABRT;
-// - the environment's cleanup (child.cc's Teardown calls KillOwner): a Worker that ends,
+// - the environment's cleanup (child/handle.cc's Teardown calls KillOwner): a Worker that ends,
 //   terminate() included, kills its own entries only;
 // - lib/group/group.ts's listeners for SIGINT, SIGTERM, SIGHUP and SIGQUIT call KillAll when the
 //   application has no listener of its own, then re-raise.
@@ -21,8 +21,10 @@
 
 #include <atomic>
 
-#include "glue.h"
+#include "child/signal.h"
+#include "child/state.h"
 #include "core/sys.h"
+#include "glue.h"
 
 namespace procpin::endkill {
 
@@ -47,17 +49,10 @@ std::atomic<bool> g_hooked{false};
 struct sigaction g_old_abort;
 
 // Whether the leader is still waitable (running, or a zombie that nobody reaped): only then
-// does its number still name its group. Raw syscalls only.
+// does its number still name its group. Through its pidfd when there is one.
 bool Unreaped(int fd, pid_t pid) {
   siginfo_t si;
-  if (fd >= 0) {
-    si.si_pid = 0;
-    long r = syscall(SYS_waitid, sys::kPIdfd, fd, &si, WEXITED | WNOHANG | WNOWAIT, nullptr);
-    if (r == 0) return true;
-    if (errno != EINVAL && errno != ENOSYS && errno != EPERM) return false;  // ECHILD: lost
-  }
-  si.si_pid = 0;
-  return pid > 0 && syscall(SYS_waitid, P_PID, pid, &si, WEXITED | WNOHANG | WNOWAIT, nullptr) == 0;
+  return pid > 0 && child::WaitChild(fd, pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0;
 }
 
 void KillEntry(Entry& e) {
@@ -73,19 +68,10 @@ void KillEntry(Entry& e) {
   if (kind != kLeader) return;
   pid_t pid = e.pid.load(std::memory_order_relaxed);
   int flags = e.flags.load(std::memory_order_relaxed);
-  bool group_done = false;
-  if (fd >= 0 && (flags & kPidfdGroup)) {
-    long r = syscall(SYS_pidfd_send_signal, fd, SIGKILL, nullptr, sys::kPidfdSignalProcessGroup);
-    group_done = r == 0 || errno == ESRCH;
-  }
-  bool by_number = (flags & kByNumber) && Unreaped(fd, pid);
-  if (!group_done && by_number) kill(-pid, SIGKILL);
+  auto ours = [&] { return (flags & kByNumber) && Unreaped(fd, pid); };
+  signals::Group(fd, pid, SIGKILL, (flags & kPidfdGroup) != 0, ours);
   // The leader itself, also when it left its group.
-  if (fd >= 0) {
-    syscall(SYS_pidfd_send_signal, fd, SIGKILL, nullptr, 0);
-  } else if (by_number) {
-    kill(pid, SIGKILL);
-  }
+  signals::Process(fd, pid, SIGKILL, ours);
 }
 
 void OnAbort(int sig, siginfo_t* info, void* ctx) {
@@ -142,7 +128,8 @@ int Claim(uintptr_t owner, int kind, int fd, pid_t pid, int flags) {
 }  // namespace
 
 int AddLeader(uintptr_t owner, int pidfd, pid_t pid, bool pidfd_group, bool by_number) {
-  return Claim(owner, kLeader, pidfd, pid, (pidfd_group ? kPidfdGroup : 0) | (by_number ? kByNumber : 0));
+  return Claim(owner, kLeader, pidfd, pid,
+               (pidfd_group ? kPidfdGroup : 0) | (by_number ? kByNumber : 0));
 }
 
 int AddCgroupKill(uintptr_t owner, int fd) { return Claim(owner, kCgroupKill, fd, 0, 0); }

@@ -54,7 +54,7 @@ void NoopHandler(int) {}
 
 // The wake signal: a real-time signal whose disposition was the default (nobody's) when the first
 // wait needed one, from SIGRTMAX-1 downwards. Chosen once for the process, and never given back:
-// the handler lives in this library, which child.cc pins for the life of the process, so it can
+// the handler lives in this library, which child/handle.cc pins for the life of the process, so it can
 // stay installed, and restoring SIG_DFL later could overwrite a handler that the application set
 // meanwhile. A signal that somebody else took after we chose it is left to them (the waits then
 // poll with LOCK_NB). When every candidate is taken, the waits poll too.
@@ -125,7 +125,7 @@ struct Waiter : Counted<Waiter> {
   // disposition of its own for it meanwhile), so no kick can interrupt this flock. The caller is
   // told ECANCELED at once; the thread unlocks and closes the dup itself whenever flock returns
   // (it sees `cancelled`), and is never joined: this library is pinned for the life of the
-  // process (child.cc), so the thread can never run unmapped code.
+  // process (child/handle.cc), so the thread can never run unmapped code.
   bool abandoned = false;
   int result = 0;
 

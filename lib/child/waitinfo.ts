@@ -8,12 +8,7 @@ import { signalName } from '../signals';
 
 /** How a child changed state (`siginfo_t.si_code`). */
 export type WaitCode =
-  | 'CLD_EXITED'
-  | 'CLD_KILLED'
-  | 'CLD_DUMPED'
-  | 'CLD_STOPPED'
-  | 'CLD_TRAPPED'
-  | 'CLD_CONTINUED';
+  'CLD_EXITED' | 'CLD_KILLED' | 'CLD_DUMPED' | 'CLD_STOPPED' | 'CLD_TRAPPED' | 'CLD_CONTINUED';
 
 /** What a wait reported: `siginfo_t`, plus `exitCode`/`signal` as ChildProcess's `'exit'` has them. */
 export interface WaitInfo {

@@ -5,57 +5,34 @@
  * the pgid cannot have been handed to anyone else. Only then is the leader reaped.
  * @module
  */
-import * as diagnostics from 'node:diagnostics_channel';
-import { isMainThread } from 'node:worker_threads';
-import { binding } from '../binding';
-import * as fs from 'node:fs';
+import { LeaderControl } from '../child/leader';
 import {
   Child,
   prepareSpawn,
   SPAWN_OPTIONS,
   spawnArguments,
-  startChild,
+  startLeader,
   type SpawnOptions,
 } from '../child/child';
-import { endContainments, spawnContained, validateContain, type ContainMode, type Containment, type Holder } from '../contain/contain';
-import { TerminalJob } from './jobcontrol';
-import { codedError, ERRNO } from '../errors';
-import {
-  GroupCleanup,
-  type GroupOps,
-  type GroupPhase,
-  type GroupResult,
-  type GroupState,
-  type SendResult,
-} from './logic';
-import { signalName, validateSignal, type Signal } from '../signals';
-import {
-  INT32_MAX,
-  invalidArgValue,
-  readOptions,
-  validateAbortSignal,
-  validateBoolean,
-  validateInteger,
-  validateObject,
-} from '../validate';
 import type { WaitInfo } from '../child/waitinfo';
+import {
+  spawnContained,
+  validateContain,
+  type ContainMode,
+  type Containment,
+  type Holder,
+} from '../contain/contain';
+import { INT32_MAX, invalidArgValue, readOptions, validateAbortSignal, validateBoolean, validateInteger } from '../validate';
+import { killAtEnd, released } from './ending';
+import { ForegroundTerminal } from './foreground';
+import { kernelOps, pidfdGroupSignal } from './kernel';
+import { GroupCleanup, type GroupResult, type GroupState } from './logic';
+import { signalName, validateSignal, type Signal } from '../signals';
 
 export type { GroupPhase, GroupResult, GroupState } from './logic';
+export { GROUP_CHANNEL, scanGroup } from './kernel';
 
-const { ESRCH, EPERM } = ERRNO;
 const kInternal = Symbol('procpin.group.internal');
-
-// PIDFD_SIGNAL_PROCESS_GROUP (Linux 6.9) binds a group signal to the group the leader's pidfd
-// names, never to a number. PROCPIN_NO_PIDFD_GROUP=1 (read once, at load) forces the kill(-pgid)
-// path that older kernels take, so that it can be tested on a new one.
-const pidfdGroupSignal =
-  process.env['PROCPIN_NO_PIDFD_GROUP'] !== '1' && binding.hasPidfdGroupSignal();
-
-/**
- * The `node:diagnostics_channel` name a group's cleanup phases are published on, as
- * {@link GroupPhase} messages (`{ pid, phase, signal?, reason?, ms }`).
- */
-export const GROUP_CHANNEL = 'procpin:group';
 
 const stopHooks = new WeakMap<ProcessGroup, GroupCleanup>();
 /**
@@ -66,7 +43,6 @@ export function onStopReached(group: ProcessGroup, fn: () => void): void {
   const cleanup = stopHooks.get(group);
   if (cleanup) cleanup.onStopReached = fn;
 }
-const channel = diagnostics.channel(GROUP_CHANNEL);
 
 /**
  * Whether group signals go through the leader's pidfd (`PIDFD_SIGNAL_PROCESS_GROUP`, Linux 6.9+)
@@ -77,7 +53,10 @@ export function groupSignalsUsePidfd(): boolean {
 }
 
 /** Options of {@link spawnGroup}: those of `spawn`, plus the cleanup's. */
-export interface SpawnGroupOptions extends Omit<SpawnOptions, 'processGroup' | 'parentDeathSignal'> {
+export interface SpawnGroupOptions extends Omit<
+  SpawnOptions,
+  'processGroup' | 'parentDeathSignal'
+> {
   /** The group is always new: `'new'` (the default) or `'session'` (a new session, which is a new group too). */
   processGroup?: 'new' | 'session' | undefined;
   /** Sent to the group first. Default `'SIGTERM'`. */
@@ -114,122 +93,12 @@ export interface StopOptions {
 }
 
 /** The names {@link spawnGroup} reads from its options. @internal */
-export const GROUP_OPTIONS: readonly string[] = [...SPAWN_OPTIONS, 'grace', 'foreground', 'contain'];
-
-/**
- * Live (non-zombie) processes whose pgid is `pgid`, counted up to `limit`; `'unknown'` when `/proc`
- * cannot be read. Natively, off the event loop: one getdents64 pass over `/proc`, `getpgid(2)`
- * per pid, and only where the pgid matches a look at whether the process has exited (a pidfd
- * poll, or its state in `/proc/<pid>/stat` without pidfd_open), to leave zombies out. Not an
- * atomic snapshot: a member may fork or exit while it runs.
- * @internal
- */
-export async function scanGroup(pgid: number, limit = Infinity): Promise<number | 'unknown'> {
-  const [n] = await binding.scanGroup(pgid, toLimit(limit));
-  return n < 0 ? 'unknown' : n;
-}
-
-function toLimit(limit: number): number {
-  return limit >= INT32_MAX ? INT32_MAX : Math.max(1, Math.floor(limit));
-}
-
-// The members scan of one group. The last live member a scan found is a witness: while it lives
-// (one getpgid and one pidfd poll, microseconds, on the event loop) the group is not empty and no
-// full scan is needed; once it is gone, a full scan (milliseconds, on the threadpool) looks for
-// another, without looking again at the zombies the previous one saw.
-function memberScanner(pgid: number): GroupOps['scanMembers'] {
-  let witness = 0;
-  const memory = binding.createScanMemory();
-  return (limit) => {
-    if (witness > 0 && limit === 1) {
-      const r = binding.groupMemberLive(pgid, witness);
-      if (r === 1) return 1;
-      if (r < 0) return 'unknown';
-      witness = 0;
-    }
-    return binding.scanGroup(pgid, toLimit(limit), memory).then(([n, first]) => {
-      witness = first;
-      return n < 0 ? 'unknown' : n;
-    });
-  };
-}
-
-function kernelOps(leader: Child, abort: AbortSignal | undefined, holder: Holder | null): GroupOps {
-  const ops = processGroupOps(leader, abort);
-  if (holder === null) return ops;
-  const { signalGroup, scanMembers } = ops;
-  return {
-    ...ops,
-    signalGroup: (sig) => holder.signal(sig, signalGroup),
-    scanMembers: () => holder.members(scanMembers),
-  };
-}
-
-function processGroupOps(leader: Child, abort: AbortSignal | undefined): GroupOps {
-  const pgid = leader.pid;
-  const scanMembers = memberScanner(pgid);
-  return {
-    signalGroup(sig: number): SendResult {
-      // Through the leader's private pidfd where the kernel binds the signal to the group (it
-      // stays bound after a reap, so this holds also for a lost leader).
-      if (pidfdGroupSignal) {
-        const r = Child.signalGroup(leader, sig);
-        if (r === 0) return 'ok';
-        if (r === -ESRCH) return 'ESRCH';
-        if (r === -EPERM) return 'EPERM';
-        // Refused otherwise: fall through to the number, which the unreaped leader still pins.
-      }
-      // Never after the reap: the number may then name a stranger's group.
-      if (leader.reaped) return 'ESRCH';
-      // By number only while a WNOWAIT look (through the pidfd) still finds the leader waitable:
-      // one that something else reaped no longer pins the pgid.
-      try {
-        leader.poll();
-      } catch {
-        return 'ESRCH';
-      }
-      try {
-        process.kill(-pgid, sig);
-        return 'ok';
-      } catch (err) {
-        return (err as NodeJS.ErrnoException).code === 'EPERM' ? 'EPERM' : 'ESRCH';
-      }
-    },
-    leaderInGroup: () => Child.inGroup(leader) === 1,
-    signalsSurviveLoss: () => pidfdGroupSignal,
-    reapOrphans: reapsOrphans() ? () => binding.reapGroupOrphans(pgid, pgid) : undefined,
-    signalLeader: (sig) => leader.kill(sig),
-    scanMembers,
-    lookLeader: () => leader.poll(),
-    reapLeader() {
-      Child.setGuard(leader, null); // the group's own reap, after the cleanup
-      return leader.reap();
-    },
-    closeLeader() {
-      Child.setGuard(leader, null);
-      leader.close();
-      // Every member is dead: nobody in the group can read the leader's stdin any more. Close our
-      // end as child_process does at exit; stdout and stderr close themselves at EOF, once
-      // their data has been read.
-      leader.stdin?.destroy();
-    },
-    now: () => performance.now(),
-    setTimer(fn, ms, ref) {
-      const t = setTimeout(fn, ms);
-      if (!ref) t.unref();
-      return () => clearTimeout(t);
-    },
-    publish(phase: GroupPhase) {
-      if (channel.hasSubscribers) channel.publish(phase);
-    },
-    onAbort: abort
-      ? (fn) => {
-          abort.addEventListener('abort', fn, { once: true });
-          return () => abort.removeEventListener('abort', fn);
-        }
-      : undefined,
-  };
-}
+export const GROUP_OPTIONS: readonly string[] = [
+  ...SPAWN_OPTIONS,
+  'grace',
+  'foreground',
+  'contain',
+];
 
 /**
  * A command running as the leader of its own process group, and the cleanup of that group.
@@ -268,7 +137,10 @@ export class ProcessGroup {
   readonly pid: number;
   /** The group's id: the leader's pid. */
   readonly pgid: number;
-  /** The leader: its stdio and its own handle. Do not reap it yourself. */
+  /**
+   * The leader: its stdio and its own handle. The group owns it: its `reap()`, `close()` and
+   * dispose throw `ERR_PROCPIN_GROUP_LEADER` until the group has released it.
+   */
   readonly leader: Child;
   /** Resolves when the leader has exited (it is still a zombie; the pgid is still ours). */
   readonly exited: Promise<WaitInfo>;
@@ -303,7 +175,9 @@ export class ProcessGroup {
     this.containment = holder?.kind ?? 'group';
     this.containmentFallback = holder?.fallback ?? [];
     // A cgroup is removed (once empty) before the group counts as closed.
-    this.closed = holder ? cleanup.closed.then(async (r) => (await holder.release(), r)) : cleanup.closed;
+    this.closed = holder
+      ? cleanup.closed.then(async (r) => (await holder.release(), r))
+      : cleanup.closed;
   }
 
   /**
@@ -391,13 +265,23 @@ export function spawnGroup(
   const timeout = validateInteger(opts.timeout ?? 0, 'options.timeout', 0, INT32_MAX, spawnGroup);
   const abort = validateAbortSignal(opts.signal, 'options.signal', spawnGroup);
   const foreground =
-    opts.foreground === undefined ? false : validateBoolean(opts.foreground, 'options.foreground', spawnGroup);
+    opts.foreground === undefined
+      ? false
+      : validateBoolean(opts.foreground, 'options.foreground', spawnGroup);
   const contain = validateContain(opts.contain, 'options.contain', spawnGroup);
   const pg = opts.processGroup ?? 'new';
   if (pg !== 'new' && pg !== 'session') {
     throw invalidArgValue('options.processGroup', pg, "must be 'new' or 'session'", spawnGroup);
   }
-  const { killSignal: _k, grace: _g, timeout: _t, signal: _s, foreground: _f, contain: _c, ...spawnOptions } = opts;
+  const {
+    killSignal: _k,
+    grace: _g,
+    timeout: _t,
+    signal: _s,
+    foreground: _f,
+    contain: _c,
+    ...spawnOptions
+  } = opts;
   const leaderOptions = {
     ...spawnOptions,
     processGroup: pg,
@@ -416,9 +300,17 @@ export function spawnGroup(
   try {
     if (foreground) tty = ForegroundTerminal.open();
     if (contain === undefined) {
-      leader = startChild(spec);
+      leader = startLeader(spec);
     } else {
-      ({ child: leader, holder } = spawnContained(file, args, leaderOptions, contain, killSignal, grace, spawnGroup));
+      ({ child: leader, holder } = spawnContained(
+        file,
+        args,
+        leaderOptions,
+        contain,
+        killSignal,
+        grace,
+        spawnGroup,
+      ));
     }
   } catch (err) {
     abort?.removeEventListener('abort', onAbort);
@@ -426,16 +318,10 @@ export function spawnGroup(
     throw err;
   }
   // The group reaps its leader, last: a reap (or close, which reaps at exit) by anyone else would
-  // free the pgid while members may still run, and the group could no longer signal them.
-  Child.setGuard(leader, (caller) => {
-    throw codedError(
-      Error,
-      'ERR_PROCPIN_GROUP_LEADER',
-      "A process group's leader is reaped by the group once it is clean: use group.stop() or await group.closed",
-      caller,
-    );
-  });
-  const ops = kernelOps(leader, abort, holder);
+  // free the pgid while members may still run, and the group could no longer signal them. From
+  // here the group holds it; `group.leader` refuses reap() and close() until it is released.
+  const control = LeaderControl.claim(leader);
+  const ops = kernelOps(leader, control, abort, holder);
   ops.onAbort = abort
     ? (fn) => {
         abortFn = fn;
@@ -457,104 +343,16 @@ export function spawnGroup(
   // However this environment or the process ends (exit from anywhere, abort, a Worker's end),
   // the native end-kill table SIGKILLs the group through the leader's pidfd (or its number while
   // it is unreaped) until the group is released.
-  Child.armEndKill(leader, pidfdGroupSignal);
-  live.add(cleanup);
+  control.armEndKill(pidfdGroupSignal);
+  killAtEnd(cleanup);
   cleanup.onReleased = () => {
-    live.delete(cleanup);
+    released(cleanup);
     tty?.close();
   };
-  hookEndingSignals();
   // Aborted before the spawn: the cleanup starts on its own, the listener will never fire.
   if (abort?.aborted) abort.removeEventListener('abort', onAbort);
   const group = new ProcessGroup(kInternal, leader, cleanup, holder);
   stopHooks.set(group, cleanup);
   tty?.start(group, cleanup.exited);
   return group;
-}
-
-// `foreground: true`: the job control of `procpin run` (lib/group/jobcontrol.ts) on this process's
-// controlling terminal, opened as /dev/tty (whatever the stdio), for one group's lifetime.
-class ForegroundTerminal {
-  #fd: number;
-  #job: TerminalJob | null;
-
-  private constructor(fd: number, job: TerminalJob | null) {
-    this.#fd = fd;
-    this.#job = job;
-  }
-
-  /** The controlling terminal, or an inert object when there is none. */
-  static open(): ForegroundTerminal {
-    let fd = -1;
-    try {
-      fd = fs.openSync('/dev/tty', fs.constants.O_RDWR | fs.constants.O_NOCTTY);
-    } catch {
-      return new ForegroundTerminal(-1, null); // ENXIO: no controlling terminal
-    }
-    const job = TerminalJob.attach(fd, () => {});
-    if (!job) {
-      fs.closeSync(fd);
-      return new ForegroundTerminal(-1, null);
-    }
-    return new ForegroundTerminal(fd, job);
-  }
-
-  start(group: ProcessGroup, exited: Promise<unknown>): void {
-    const job = this.#job;
-    if (!job) return;
-    job.start({
-      pid: group.pid,
-      pgid: group.pgid,
-      signal: (sig) => group.signal(sig),
-    });
-    exited.then(
-      () => job.leaderExited(),
-      () => job.leaderExited(),
-    );
-  }
-
-  close(): void {
-    const job = this.#job;
-    this.#job = null;
-    job?.end();
-    if (this.#fd >= 0) fs.closeSync(this.#fd);
-    this.#fd = -1;
-  }
-}
-
-// Groups not yet released: on the 'exit' event each gets its group SIGKILL from the cleanup's
-// own logic; the native table (armEndKill) covers every other way of ending.
-const live = new Set<GroupCleanup>();
-let hooked = false;
-
-// SIGINT, SIGTERM, SIGHUP and SIGQUIT end a process by default. With a listener of ours alone
-// (the application has none), the groups are killed and the signal raised again with its
-// default action, so the process still ends by it (status 128+N), as the signal-exit package
-// does. When the application listens, it decides; however it then ends, the groups still die.
-// Only on the main thread: signals are the process's, and a Worker gets none.
-const ENDING_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const;
-function hookEndingSignals(): void {
-  if (hooked) return;
-  hooked = true;
-  process.on('exit', killLiveGroups);
-  if (!isMainThread) return;
-  for (const sig of ENDING_SIGNALS) process.on(sig, onEndingSignal);
-}
-
-function onEndingSignal(sig: NodeJS.Signals): void {
-  if (process.listenerCount(sig) > 1) return; // the application listens: it decides
-  killLiveGroups();
-  binding.endKillAll();
-  endContainments();
-  for (const s of ENDING_SIGNALS) process.removeListener(s, onEndingSignal);
-  process.kill(process.pid, sig);
-}
-
-function killLiveGroups(): void {
-  for (const cleanup of live) cleanup.killNow();
-}
-
-// A subreaper (or PID 1) inherits orphaned members: the group reaps them once it is clean.
-function reapsOrphans(): boolean {
-  return process.pid === 1 || binding.getChildSubreaper() === 1;
 }

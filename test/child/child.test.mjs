@@ -503,7 +503,7 @@ test('an unreachable running Child is reaped when it exits later', async () => {
   let pid;
   (() => {
     const c = spawn('sleep', ['30'], { stdio: 'ignore' });
-    c.exited.then(() => {}); // nothing keeps the Child itself
+    void c.exited.then(() => {}); // nothing keeps the Child itself
     pid = c.pid;
   })();
   gc();

@@ -89,7 +89,7 @@ test('an exited child traced by a debugger that has not waited does not spin the
   await waitFor(() => out.includes('seized') || tr.exitCode !== null, { timeout: 5000, what: 'the tracer to attach' });
   if (!need(t, out.includes('seized'), `ptrace not permitted here: ${out}`)) return;
   let seen = false;
-  c.exited.then(() => (seen = true));
+  void c.exited.then(() => (seen = true));
   process.kill(c.pid, 'SIGKILL');
   await waitFor(() => procState(c.pid) === 'Z', { timeout: 5000, what: 'the traced child to be a zombie' });
   // An idle second: the pidfd is readable, nothing can be waited for yet.

@@ -288,9 +288,9 @@ test('a scan that fails (rejects or throws) counts as "members may exist"', asyn
 
 test('early in the grace the group is looked at about every millisecond', async () => {
   // Members that leave 30 ms after killSignal: the empty group is seen within a few ms of it.
-  let t0;
-  const h = harness({ scan: () => (performance.now() - t0 < 30 ? 1 : 0), grace: 20000 });
-  t0 = performance.now();
+  const start = { t0: 0 };
+  const h = harness({ scan: () => (performance.now() - start.t0 < 30 ? 1 : 0), grace: 20000 });
+  start.t0 = performance.now();
   h.exitAndWatch();
   await h.group.closed;
   const ended = h.phases.find((p) => p.phase === 'grace-ended');

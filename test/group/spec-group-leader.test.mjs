@@ -41,3 +41,21 @@ for (const how of ['reap', 'close']) {
     assert.deepEqual(left, [], `a member survived the group after leader.${how}()${refused ? '' : ' (the call was accepted)'}`);
   });
 }
+
+test("group.leader is a Child whose reap(), close() and dispose refuse with ERR_PROCPIN_GROUP_LEADER until the group released it, and answer as a reaped Child's afterwards", async () => {
+  const { Child } = await import('../../dist/index.js');
+  const g = spawnGroup('sh', ['-c', 'exit 4'], { stdio: 'ignore', grace: 100 });
+  assert.ok(g.leader instanceof Child);
+  await g.exited;
+  for (const call of [() => g.leader.reap(), () => g.leader.close(), () => g.leader[Symbol.dispose]()]) {
+    assert.throws(call, { code: 'ERR_PROCPIN_GROUP_LEADER' });
+  }
+  assert.equal(g.leader.reaped, false, 'still the group\'s zombie');
+  const result = await g.closed;
+  assert.equal(result.exitCode, 4);
+  assert.equal(g.leader.reaped, true);
+  assert.equal(g.leader.reap().exitCode, 4, 'the reap the group did');
+  g.leader.close();
+  g.leader[Symbol.dispose]();
+  assert.equal(g.leader.pidfd, -1);
+});

@@ -4,13 +4,13 @@
  * @module
  */
 import type { Readable, Writable, Duplex } from 'node:stream';
-import { Child } from './child';
+import { Child } from '../child/child';
 import { codedError } from '../errors';
-import { ProcessGroup } from '../group/group';
-import type { GroupResult } from '../group/logic';
-import { validateSignal, type Signal } from '../signals';
+import { ProcessGroup } from './group';
+import type { GroupResult } from './logic';
 import { invalidArgType, invalidArgValue, readOptions, validateInteger } from '../validate';
-import type { WaitInfo } from './waitinfo';
+import type { WaitInfo } from '../child/waitinfo';
+import { validateSignal, type Signal } from '../signals';
 
 /** Options of {@link collectOutput}. */
 export interface CollectOptions {
@@ -26,7 +26,10 @@ export interface CollectOptions {
 }
 
 /** What {@link collectOutput} resolves with for a group: its result and its output. */
-export type GroupOutput<T extends string | Buffer = string> = GroupResult & { stdout: T; stderr: T };
+export type GroupOutput<T extends string | Buffer = string> = GroupResult & {
+  stdout: T;
+  stderr: T;
+};
 /** What {@link collectOutput} resolves with for a Child: how it ended and its output. */
 export type ChildOutput<T extends string | Buffer = string> = WaitInfo & { stdout: T; stderr: T };
 
@@ -53,29 +56,69 @@ type Target = Child | ProcessGroup | { readonly group: ProcessGroup | null };
  * const jobs = files.map((f) => collectOutput(spawnGroup('node', ['--test', f], { timeout: 30_000 })));
  * for (const { exitCode, timedOut, stdout } of await Promise.all(jobs)) console.log(exitCode, timedOut, stdout);
  */
-export function collectOutput(target: ProcessGroup | { readonly group: ProcessGroup | null }, options: CollectOptions & { encoding: 'buffer' }): Promise<GroupOutput<Buffer>>;
-export function collectOutput(target: ProcessGroup | { readonly group: ProcessGroup | null }, options?: CollectOptions): Promise<GroupOutput<string>>;
-export function collectOutput(target: Child, options: CollectOptions & { encoding: 'buffer' }): Promise<ChildOutput<Buffer>>;
-export function collectOutput(target: Child, options?: CollectOptions): Promise<ChildOutput<string>>;
-export function collectOutput(target: Target, options?: CollectOptions): Promise<GroupOutput<string | Buffer> | ChildOutput<string | Buffer>> {
+export function collectOutput(
+  target: ProcessGroup | { readonly group: ProcessGroup | null },
+  options: CollectOptions & { encoding: 'buffer' },
+): Promise<GroupOutput<Buffer>>;
+export function collectOutput(
+  target: ProcessGroup | { readonly group: ProcessGroup | null },
+  options?: CollectOptions,
+): Promise<GroupOutput<string>>;
+export function collectOutput(
+  target: Child,
+  options: CollectOptions & { encoding: 'buffer' },
+): Promise<ChildOutput<Buffer>>;
+export function collectOutput(
+  target: Child,
+  options?: CollectOptions,
+): Promise<ChildOutput<string>>;
+export function collectOutput(
+  target: Target,
+  options?: CollectOptions,
+): Promise<GroupOutput<string | Buffer> | ChildOutput<string | Buffer>> {
   let o: Partial<CollectOptions>;
   let maxBuffer: number;
   let killSignal: number;
   let group: ProcessGroup | null = null;
   let child: Child | null = null;
   try {
-    o = readOptions<CollectOptions>(options, 'options', ['encoding', 'maxBuffer', 'killSignal'], collectOutput);
-    maxBuffer = validateInteger(o.maxBuffer ?? 1024 * 1024, 'options.maxBuffer', 0, Number.MAX_SAFE_INTEGER, collectOutput);
+    o = readOptions<CollectOptions>(
+      options,
+      'options',
+      ['encoding', 'maxBuffer', 'killSignal'],
+      collectOutput,
+    );
+    maxBuffer = validateInteger(
+      o.maxBuffer ?? 1024 * 1024,
+      'options.maxBuffer',
+      0,
+      Number.MAX_SAFE_INTEGER,
+      collectOutput,
+    );
     killSignal = validateSignal(o.killSignal ?? 'SIGTERM', 'options.killSignal', collectOutput);
     if (o.encoding !== undefined && o.encoding !== 'buffer' && !Buffer.isEncoding(o.encoding)) {
-      throw invalidArgValue('options.encoding', o.encoding, "must be a Buffer encoding or 'buffer'", collectOutput);
+      throw invalidArgValue(
+        'options.encoding',
+        o.encoding,
+        "must be a Buffer encoding or 'buffer'",
+        collectOutput,
+      );
     }
     if (target instanceof ProcessGroup) group = target;
     else if (target instanceof Child) child = target;
-    else if (target !== null && typeof target === 'object' && (target as { group?: unknown }).group instanceof ProcessGroup) {
+    else if (
+      target !== null &&
+      typeof target === 'object' &&
+      (target as { group?: unknown }).group instanceof ProcessGroup
+    ) {
       group = (target as { group: ProcessGroup }).group;
     } else {
-      throw invalidArgType('target', 'a Child, a ProcessGroup or a procpin/child_process child', target, collectOutput);
+      throw invalidArgType(
+        'target',
+        'a Child, a ProcessGroup or a procpin/child_process child',
+        target,
+        collectOutput,
+      );
     }
   } catch (err) {
     return Promise.reject(err);
@@ -131,7 +174,7 @@ export function collectOutput(target: Target, options?: CollectOptions): Promise
         { stdout, stderr, result },
       );
     }
-    return { ...result, stdout, stderr } as GroupOutput<string | Buffer> | ChildOutput<string | Buffer>;
+    return { ...result, stdout, stderr };
   });
 }
 
@@ -146,11 +189,13 @@ export function stdioEnded(target: Child | ProcessGroup): Promise<void> {
 }
 
 /** Resolves when each of `streams` has closed. @internal */
-export function streamsClosed(streams: ReadonlyArray<Readable | Writable | Duplex | null | undefined>): Promise<void> {
+export function streamsClosed(
+  streams: ReadonlyArray<Readable | Writable | Duplex | null | undefined>,
+): Promise<void> {
   return Promise.all(
     streams.map((s) =>
       !s || (s as { closed?: boolean }).closed || s.destroyed
-        ? undefined
+        ? Promise.resolve()
         : new Promise<void>((resolve) => s.once('close', () => resolve())),
     ),
   ).then(() => {});

@@ -1,0 +1,118 @@
+// The waits on a child and the signals to it (see state.h). Every wait names the child (its
+// pidfd, or its pid while it is provably unreaped), never -1; nothing here installs a SIGCHLD
+// handler, so other children of the process are left alone.
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+
+#include "../core/sys.h"
+#include "../endkill.h"
+#include "signal.h"
+#include "state.h"
+
+namespace procpin::child {
+
+namespace {
+
+// Whether waitid takes P_PIDFD (Linux 5.4); probed on first use. 0 unknown, 1 yes, 2 no.
+std::atomic<int> g_wait_pidfd{0};
+
+// One look or reap. An unreaped child only; ECHILD makes it kLost.
+int Wait(ChildState* s, siginfo_t* si, int options) {
+  if (!s->unreaped()) {
+    memset(si, 0, sizeof *si);
+    return -ECHILD;
+  }
+  int r;
+  unsigned long long now;
+  if (s->pidfd < 0 && s->start != 0 && (now = StartTime(s->pid)) != s->start && now != 0) {
+    // No pidfd: the number names another process of ours now (ours was reaped by someone else
+    // and the number reissued). Never wait for it, never signal it.
+    memset(si, 0, sizeof *si);
+    r = -ECHILD;
+  } else {
+    r = WaitChild(s->pidfd, s->pid, si, WEXITED | WNOHANG | options);
+  }
+  if (r == -ECHILD) {
+    s->state = State::kLost;
+    endkill::ForgetNumber(s->end_slot);
+  }
+  return r;
+}
+
+}  // namespace
+
+// Through the pidfd when there is one (so that a number that was reaped by someone else and
+// reissued can never answer), by pid otherwise (safe while the child is unreaped: we never
+// install a SIGCHLD handler; libuv waits only for its own).
+int WaitChild(int pidfd, pid_t pid, siginfo_t* si, int options) {
+  memset(si, 0, sizeof *si);
+  if (pidfd >= 0 && g_wait_pidfd.load(std::memory_order_relaxed) != 2) {
+    int r = sys::Waitid(sys::kPIdfd, static_cast<unsigned>(pidfd), si, options);
+    if (r != -EINVAL && r != -ENOSYS && r != -EPERM) {
+      g_wait_pidfd.store(1, std::memory_order_relaxed);
+      return r;
+    }
+    if (g_wait_pidfd.load(std::memory_order_relaxed) == 1) return r;  // a real EINVAL
+    g_wait_pidfd.store(2, std::memory_order_relaxed);
+    memset(si, 0, sizeof *si);
+  }
+  return sys::Waitid(P_PID, static_cast<unsigned>(pid), si, options);
+}
+
+unsigned long long StartTime(pid_t pid) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/stat", pid);
+  int f = open(path, O_RDONLY | O_CLOEXEC);
+  if (f < 0) return 0;
+  char buf[1024];
+  ssize_t n = read(f, buf, sizeof buf - 1);
+  close(f);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  const char* p = strrchr(buf, ')');
+  if (!p) return 0;
+  for (int field = 2; field < 22 && *p; ++p) {
+    if (*p == ' ') ++field;
+  }
+  return strtoull(p, nullptr, 10);
+}
+
+int Peek(ChildState* s, siginfo_t* si) { return Wait(s, si, WNOWAIT); }
+
+int Reap(ChildState* s, siginfo_t* si) {
+  // Before the reap: once it is done the number may be reissued.
+  if (s->unreaped()) endkill::ForgetNumber(s->end_slot);
+  int r = Wait(s, si, 0);
+  if (r == 0 && si->si_pid != 0) s->state = State::kReaped;
+  return r;
+}
+
+// Whether a WNOWAIT look still finds the child waitable: only then is its number its own.
+static bool ProvablyOurs(ChildState* s) {
+  siginfo_t si;
+  return s->unreaped() && Peek(s, &si) == 0;
+}
+
+int SignalProcess(ChildState* s, int sig) {
+  if (s->state == State::kReaped || s->state == State::kLost) return -ESRCH;
+  if (!s->child()) {  // a stranger's pid is never signalled by number
+    int r = s->pidfd >= 0 ? sys::PidfdSendSignal(s->pidfd, sig, 0) : -ENOSYS;
+    return r;
+  }
+  return signals::Process(s->pidfd, s->pid, sig, [s] { return ProvablyOurs(s); });
+}
+
+int SignalGroup(ChildState* s, int sig, bool pidfd_group) {
+  if (!s->child()) return -ESRCH;
+  return signals::Group(s->pidfd, s->pid, sig, pidfd_group, [s] { return ProvablyOurs(s); });
+}
+
+}  // namespace procpin::child
