@@ -168,7 +168,9 @@ for (const shape of ['children', 'orphans']) {
       if (name === 'tree-kill' && shape === 'children' && round >= TREE_ROUNDS) continue;
       const r = await contenders[name](shape);
       samples[name].push(r);
-      log(`${shape} round ${round} ${name}: gone ${r.goneMs?.toFixed(1) ?? '-'} ms, done ${r.doneMs.toFixed(1)} ms, survivors ${r.survivors}`);
+      log(
+        `${shape} round ${round} ${name}: gone ${r.goneMs?.toFixed(1) ?? '-'} ms, done ${r.doneMs.toFixed(1)} ms, survivors ${r.survivors}`,
+      );
     }
   }
   for (const [name, rs] of Object.entries(samples)) {
@@ -195,9 +197,25 @@ if (values.json) {
     // The floor is the raw kill's "gone": no member lives. Both of a contender's times compare to it.
     const floor = raw?.goneMedianMs;
     const vs = (x) => (x !== null && floor ? `${(x / floor).toFixed(2)}x` : '-');
-    console.log('contender'.padEnd(36), 'runs', 'gone ms'.padStart(9), 'done ms'.padStart(9), 'gone/floor'.padStart(11), 'done/floor'.padStart(11), 'survivors');
+    console.log(
+      'contender'.padEnd(36),
+      'runs',
+      'gone ms'.padStart(9),
+      'done ms'.padStart(9),
+      'gone/floor'.padStart(11),
+      'done/floor'.padStart(11),
+      'survivors',
+    );
     for (const r of rows) {
-      console.log(r.contender.padEnd(36), String(r.runs).padStart(4), f(r.goneMedianMs).padStart(9), f(r.doneMedianMs).padStart(9), vs(r.goneMedianMs).padStart(11), vs(r.doneMedianMs).padStart(11), r.survivorsMax);
+      console.log(
+        r.contender.padEnd(36),
+        String(r.runs).padStart(4),
+        f(r.goneMedianMs).padStart(9),
+        f(r.doneMedianMs).padStart(9),
+        vs(r.goneMedianMs).padStart(11),
+        vs(r.doneMedianMs).padStart(11),
+        r.survivorsMax,
+      );
     }
   }
 }

@@ -37,7 +37,8 @@ const { values } = parseArgs({
   },
 });
 if (values.help) {
-  process.stdout.write(`usage: node bench/index.mjs [--quick] [--json | --md] [--only spawn,exit,group,sweep,overhead,soak] [--svg | --no-svg]
+  process.stdout
+    .write(`usage: node bench/index.mjs [--quick] [--json | --md] [--only spawn,exit,group,sweep,overhead,soak] [--svg | --no-svg]
        node bench/index.mjs --from bench/out/latest.json [--md] [--svg] [--update-doc]
 Runs every benchmark with its contenders interleaved and prints median, p95 and ratios.
 --quick only proves the benchmarks still run; --update-doc writes a saved run into BENCHMARKS.md.
@@ -80,7 +81,8 @@ async function runAll() {
       const r = await s.run(ctx);
       // Ratios against the reference contender of the same case.
       for (const row of r.rows) {
-        const ref = r.ref && r.rows.find((x) => x.case === row.case && x.contender === r.ref && typeof x.median === 'number');
+        const ref =
+          r.ref && r.rows.find((x) => x.case === row.case && x.contender === r.ref && typeof x.median === 'number');
         if (ref && typeof row.median === 'number') row.vsRef = row.median / ref.median;
         if (ref) row.ref = r.ref;
         row.title = s.title;
@@ -94,10 +96,20 @@ async function runAll() {
     log(`${s.id} done in ${((Date.now() - t) / 1000).toFixed(1)} s`);
   }
   const goals = evaluateGoals(rows);
-  const report = { date: new Date().toISOString(), quick: values.quick, machine, seconds: (Date.now() - started) / 1000, rows, goals };
+  const report = {
+    date: new Date().toISOString(),
+    quick: values.quick,
+    machine,
+    seconds: (Date.now() - started) / 1000,
+    rows,
+    goals,
+  };
 
   mkdirSync(join(benchDir, 'out'), { recursive: true });
-  writeFileSync(join(benchDir, 'out', values.quick ? 'quick.json' : 'latest.json'), JSON.stringify(report, null, 2) + '\n');
+  writeFileSync(
+    join(benchDir, 'out', values.quick ? 'quick.json' : 'latest.json'),
+    JSON.stringify(report, null, 2) + '\n',
+  );
   if (values.svg ?? !values.quick) writeChart(report);
   process.exitCode = failed ? 1 : 0;
   return report;
@@ -110,7 +122,10 @@ function writeChart(report) {
   const m = report.machine;
   const docs = join(benchDir, '..', 'docs');
   mkdirSync(docs, { recursive: true });
-  writeFileSync(join(docs, 'spawn-vs-memory.svg'), spawnChart(rows, { machine: `${m.cpus} vCPU, Linux ${m.kernel.split('-')[0]}, Node ${m.node}` }));
+  writeFileSync(
+    join(docs, 'spawn-vs-memory.svg'),
+    spawnChart(rows, { machine: `${m.cpus} vCPU, Linux ${m.kernel.split('-')[0]}, Node ${m.node}` }),
+  );
   log('wrote docs/spawn-vs-memory.svg');
 }
 
@@ -168,7 +183,11 @@ export function formatTable(all) {
       notes(r),
     ]);
     const w = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
-    const line = (cells) => cells.map((c, i) => (i >= 2 && i <= 5 ? c.padStart(w[i]) : c.padEnd(w[i]))).join('  ').trimEnd();
+    const line = (cells) =>
+      cells
+        .map((c, i) => (i >= 2 && i <= 5 ? c.padStart(w[i]) : c.padEnd(w[i])))
+        .join('  ')
+        .trimEnd();
     lines.push(line(head), line(w.map((x) => '-'.repeat(x))), ...body.map(line));
   }
   return lines.join('\n');
@@ -193,13 +212,25 @@ export function formatMarkdown(report) {
     const rs = report.rows.filter((r) => r.bench === bench);
     const unit = rs.find((r) => r.unit)?.unit ?? '';
     lines.push('', `### ${bench}: ${rs[0].title}${unit ? ` (${unit})` : ''}`, '');
-    lines.push(`| case | contender | median | p95 | n | vs ${rs.find((r) => r.ref)?.ref ?? 'ref'} | notes |`, '|---|---|--:|--:|--:|--:|---|');
+    lines.push(
+      `| case | contender | median | p95 | n | vs ${rs.find((r) => r.ref)?.ref ?? 'ref'} | notes |`,
+      '|---|---|--:|--:|--:|--:|---|',
+    );
     for (const r of rs) {
-      const cells = [r.case, r.contender, fmt(r.median), fmt(r.p95), r.n ?? '', r.vsRef === undefined ? '' : `${r.vsRef.toFixed(2)}×`, notes(r)];
+      const cells = [
+        r.case,
+        r.contender,
+        fmt(r.median),
+        fmt(r.p95),
+        r.n ?? '',
+        r.vsRef === undefined ? '' : `${r.vsRef.toFixed(2)}×`,
+        notes(r),
+      ];
       lines.push(`| ${cells.map((c) => String(c).replace(/\|/g, '\\|')).join(' | ')} |`);
     }
   }
   lines.push('', '### goals', '', '| goal | target | measured | status |', '|---|---|--:|---|');
-  for (const g of report.goals) lines.push(`| ${g.goal} | ${g.target} | ${g.value === null ? '' : fmt(g.value)} | ${g.status} |`);
+  for (const g of report.goals)
+    lines.push(`| ${g.goal} | ${g.target} | ${g.value === null ? '' : fmt(g.value)} | ${g.status} |`);
   return lines.join('\n');
 }

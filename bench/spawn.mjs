@@ -120,7 +120,13 @@ async function measure(kind) {
 function buildStamp() {
   const src = join(here, 'c', 'exit_stamp.c');
   const bin = join(here, '.bin', 'exit_stamp');
-  const r = cp.spawnSync('sh', ['-c', `mkdir -p "$(dirname "$2")" && [ "$2" -nt "$1" ] || cc -O2 -o "$2" "$1"`, 'sh', src, bin]);
+  const r = cp.spawnSync('sh', [
+    '-c',
+    `mkdir -p "$(dirname "$2")" && [ "$2" -nt "$1" ] || cc -O2 -o "$2" "$1"`,
+    'sh',
+    src,
+    bin,
+  ]);
   if (r.status !== 0) throw new Error(`cannot build ${bin}: ${r.stderr}`);
   return bin;
 }

@@ -178,9 +178,19 @@ export interface NativeBinding {
   /** Sweeps one directory off the event loop. `flags`: `sweepFlags` bits. */
   sweepDirectory(dir: string, prefix: string, flags: number): Promise<RawSweepReport>;
   /** Creates `dir/name` exclusively, locked (LOCK_EX, O_CLOEXEC): the fd, or [-errno, syscall]. */
-  createLocked(dir: string, name: string, directory: boolean, mode: number): Promise<number | [number, string]>;
+  createLocked(
+    dir: string,
+    name: string,
+    directory: boolean,
+    mode: number,
+  ): Promise<number | [number, string]>;
   /** Removes `dir/name` if it is still the inode open as `fd`; then closes fd if `closeAfter`. */
-  removeHeld(dir: string, name: string, fd: number, closeAfter: boolean): Promise<0 | [number, string]>;
+  removeHeld(
+    dir: string,
+    name: string,
+    fd: number,
+    closeAfter: boolean,
+  ): Promise<0 | [number, string]>;
   /** Outcome names indexed by the codes in `RawSweepReport.outcomes` (0 = removed). */
   readonly sweepOutcomes: readonly string[];
   readonly sweepFlags: { readonly DRY_RUN: number; readonly LOCK_AUTHORITY: number };
@@ -232,10 +242,12 @@ function load(): NativeBinding {
   // A bundler that inlined this file moved it away from the package, and so from the addon.
   const dir = typeof __dirname === 'string' ? path.join(__dirname, '..') : '';
   if (!dir || !existsSync(path.join(dir, 'binding.gyp'))) {
-    const err = new Error(`procpin: its native addon is not beside its JavaScript (${dir || 'an ES module bundle'}): ` +
-      'procpin was bundled. Keep procpin external so it loads from node_modules (esbuild --external:procpin, ' +
-      "webpack externals: { procpin: 'commonjs procpin' }, rollup external: ['procpin']) and ship node_modules/procpin " +
-      'with the bundle.') as Error & { code: string };
+    const err = new Error(
+      `procpin: its native addon is not beside its JavaScript (${dir || 'an ES module bundle'}): ` +
+        'procpin was bundled. Keep procpin external so it loads from node_modules (esbuild --external:procpin, ' +
+        "webpack externals: { procpin: 'commonjs procpin' }, rollup external: ['procpin']) and ship node_modules/procpin " +
+        'with the bundle.',
+    ) as Error & { code: string };
     err.code = 'ERR_PROCPIN_ADDON_NOT_FOUND';
     throw err;
   }

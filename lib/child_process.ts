@@ -11,7 +11,14 @@ import { EventEmitter } from 'node:events';
 import { PassThrough, type Readable, type Writable, type Duplex, type Stream } from 'node:stream';
 import { spawnArguments } from './child/child';
 import { abortError, errnoException } from './errors';
-import { GROUP_OPTIONS, onStopReached, ProcessGroup, spawnGroup, type SpawnGroupOptions, type StopOptions } from './group/group';
+import {
+  GROUP_OPTIONS,
+  onStopReached,
+  ProcessGroup,
+  spawnGroup,
+  type SpawnGroupOptions,
+  type StopOptions,
+} from './group/group';
 import type { GroupResult } from './group/logic';
 import { streamsClosed } from './group/output';
 import { validateSignal } from './signals';
@@ -24,7 +31,8 @@ export type { GroupResult, StopOptions };
 export { ProcessGroup };
 
 /** An entry of {@link SpawnOptions.stdio}: child_process's (`'ipc'` is refused). */
-export type StdioEntry = 'pipe' | 'overlapped' | 'inherit' | 'ignore' | number | Stream | null | undefined;
+export type StdioEntry =
+  'pipe' | 'overlapped' | 'inherit' | 'ignore' | number | Stream | null | undefined;
 /** What {@link SpawnOptions.stdio} takes. */
 export type StdioOptions = 'pipe' | 'overlapped' | 'inherit' | 'ignore' | readonly StdioEntry[];
 
@@ -122,7 +130,12 @@ export class ChildProcess<
   readonly group: ProcessGroup | null;
 
   /** @internal Made by {@link spawn}. */
-  constructor(spawnfile: string, spawnargs: string[], group: ProcessGroup | null, stdio: Array<Readable | Writable | Duplex | null>) {
+  constructor(
+    spawnfile: string,
+    spawnargs: string[],
+    group: ProcessGroup | null,
+    stdio: Array<Readable | Writable | Duplex | null>,
+  ) {
     super();
     this.spawnfile = spawnfile;
     this.spawnargs = spawnargs;
@@ -199,7 +212,10 @@ export interface ChildProcess {
   on(event: string | symbol, listener: (...args: any[]) => void): this;
   once(event: 'spawn', listener: () => void): this;
   once(event: 'exit', listener: (code: number | null, signal: NodeJS.Signals | null) => void): this;
-  once(event: 'close', listener: (code: number | null, signal: NodeJS.Signals | null) => void): this;
+  once(
+    event: 'close',
+    listener: (code: number | null, signal: NodeJS.Signals | null) => void,
+  ): this;
   once(event: 'error', listener: (err: Error) => void): this;
   once(event: string | symbol, listener: (...args: any[]) => void): this;
 }
@@ -242,7 +258,14 @@ export function spawn(
     throw outOfRange('options.timeout', '>= 0 and <= 2147483647', opts.timeout, spawn);
   }
   if (opts.cwd === '') opts.cwd = undefined; // child_process does not chdir to ''
-  const { detached, windowsHide: _wh, windowsVerbatimArguments: _wv, stdio, signal: abort, ...rest } = opts;
+  const {
+    detached,
+    windowsHide: _wh,
+    windowsVerbatimArguments: _wv,
+    stdio,
+    signal: abort,
+    ...rest
+  } = opts;
   const groupOptions: SpawnGroupOptions = { ...rest };
   if (detached !== undefined && detached !== false && detached !== true) {
     throw invalidArgType('options.detached', 'of type boolean', detached, spawn);
@@ -252,8 +275,12 @@ export function spawn(
   groupOptions.stdio = stdioList;
 
   const shell = opts.shell;
-  const spawnfile = shell === true ? '/bin/sh' : typeof shell === 'string' && shell !== '' ? shell : command;
-  const rest0 = shell === true || (typeof shell === 'string' && shell !== '') ? ['-c', [command, ...args].join(' ')] : [...args];
+  const spawnfile =
+    shell === true ? '/bin/sh' : typeof shell === 'string' && shell !== '' ? shell : command;
+  const rest0 =
+    shell === true || (typeof shell === 'string' && shell !== '')
+      ? ['-c', [command, ...args].join(' ')]
+      : [...args];
   const spawnargs = [typeof opts.argv0 === 'string' ? opts.argv0 : spawnfile, ...rest0];
 
   // child_process emits 'error' with an AbortError when its signal aborts; the listener goes on
@@ -302,7 +329,8 @@ function failedStart(
 ): ChildProcess {
   // child_process hands out stream objects even when the start fails (a supervisor may attach
   // listeners right after spawn): ended ones here, for each 'pipe' entry.
-  const list = stdio === undefined || typeof stdio === 'string' ? [stdio, stdio, stdio] : [...stdio];
+  const list =
+    stdio === undefined || typeof stdio === 'string' ? [stdio, stdio, stdio] : [...stdio];
   while (list.length < 3) list.push(undefined);
   const streams = list.map((e, i) => {
     if (!(e === 'pipe' || ((e === null || e === undefined) && i < 3))) return null;
@@ -339,22 +367,24 @@ function watch(c: ChildProcess, group: ProcessGroup, done: () => void): void {
       // As child_process does at exit: output nobody reads is drained, so that 'close' comes.
       for (let i = 1; i < c.stdio.length; i++) {
         const s = c.stdio[i] as Readable | null;
-        if (s && s.readable && s.readableFlowing === null && s.listenerCount('readable') === 0) s.resume();
+        if (s && s.readable && s.readableFlowing === null && s.listenerCount('readable') === 0)
+          s.resume();
       }
     },
     () => done(),
   );
   const streams = c.stdio.slice(1);
   group.closed.then(
-    (result) => streamsClosed(streams).then(() => {
-      // A leader whose status was lost still closes; its code and signal are what the group says.
-      if (c.exitCode === null && c.signalCode === null) {
-        if (result.signal !== null) c.signalCode = result.signal as NodeJS.Signals;
-        else c.exitCode = result.exitCode;
-      }
-      c.markClosed();
-      c.emit('close', c.exitCode, c.signalCode);
-    }),
+    (result) =>
+      streamsClosed(streams).then(() => {
+        // A leader whose status was lost still closes; its code and signal are what the group says.
+        if (c.exitCode === null && c.signalCode === null) {
+          if (result.signal !== null) c.signalCode = result.signal as NodeJS.Signals;
+          else c.exitCode = result.exitCode;
+        }
+        c.markClosed();
+        c.emit('close', c.exitCode, c.signalCode);
+      }),
     (err: unknown) => {
       // The leader was lost to a foreign reaper (ERR_PROCPIN_CHILD_LOST): said to whoever
       // listens, never an uncaught 'error' that child_process would not have thrown either.

@@ -29,7 +29,13 @@ export type { SpawnOptions, StdioEntry } from './child/child';
 
 // Layer 3a: zombie-reserved group cleanup (lib/group/).
 export { spawnGroup, ProcessGroup, groupSignalsUsePidfd, GROUP_CHANNEL } from './group/group';
-export type { SpawnGroupOptions, StopOptions, GroupResult, GroupState, GroupPhase } from './group/group';
+export type {
+  SpawnGroupOptions,
+  StopOptions,
+  GroupResult,
+  GroupState,
+  GroupPhase,
+} from './group/group';
 
 // Collecting a child's or a group's output (lib/group/output.ts).
 export { collectOutput, stdioEnded } from './group/output';
@@ -37,7 +43,14 @@ export type { CollectOptions, GroupOutput, ChildOutput, MaxBufferError } from '.
 
 // Layer 3b: dead-pid sweeping (lib/sweep/).
 export { sweep, SWEEP_CHANNEL } from './sweep/sweep';
-export type { SweepReport, SweepEntry, SweepReason, SweepOptions, SweepAuthority, SweepMessage } from './sweep/sweep';
+export type {
+  SweepReport,
+  SweepEntry,
+  SweepReason,
+  SweepOptions,
+  SweepAuthority,
+  SweepMessage,
+} from './sweep/sweep';
 export { claim, Claim } from './sweep/claim';
 export type { ClaimOptions } from './sweep/claim';
 export { claimPidfile, Pidfile } from './sweep/pidfile';

@@ -105,7 +105,12 @@ export function pidfdSendSignal(pidfd: number, signal: Signal | 0, flags = 0): v
   }
   const sig = validateSignal(signal, 'signal', pidfdSendSignal, true);
   validateInteger(flags, 'flags', 0, UINT32_MAX, pidfdSendSignal);
-  check(binding.pidfdSendSignal(pidfd, sig, flags), 'pidfd_send_signal', { fd: pidfd }, pidfdSendSignal);
+  check(
+    binding.pidfdSendSignal(pidfd, sig, flags),
+    'pidfd_send_signal',
+    { fd: pidfd },
+    pidfdSendSignal,
+  );
 }
 
 /**

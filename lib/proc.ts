@@ -8,7 +8,6 @@ import { binding } from './binding';
 import { check, ERRNO } from './errors';
 import { validatePid } from './validate';
 
-
 /** The fields of `/proc/PID/stat` procpin reads (proc_pid_stat(5) fields 3-6 and 22). */
 export interface ProcStat {
   /** The state letter: `R`, `S`, `D`, `T`, `t`, `Z` (a zombie), `X`, ... */

@@ -94,11 +94,7 @@ export function validateCString(value: unknown, name: string, caller?: Caller): 
   return s;
 }
 
-export function validateObject<T extends object>(
-  value: unknown,
-  name: string,
-  caller?: Caller,
-): T {
+export function validateObject<T extends object>(value: unknown, name: string, caller?: Caller): T {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw invalidArgType(name, 'of type object', value, caller);
   }
@@ -128,7 +124,11 @@ export function validateAbortSignal(
  * `Object.prototype`: a key polluted onto every object (`shell`, `env`, `uid`) is no option.
  */
 export function hasOption(obj: object, key: string): boolean {
-  for (let o: object | null = obj; o !== null && o !== Object.prototype; o = Object.getPrototypeOf(o)) {
+  for (
+    let o: object | null = obj;
+    o !== null && o !== Object.prototype;
+    o = Object.getPrototypeOf(o)
+  ) {
     if (Object.prototype.hasOwnProperty.call(o, key)) return true;
   }
   return false;
@@ -160,7 +160,8 @@ export function readOptions<T extends object>(
   const out: Record<string, unknown> = Object.create(null);
   // Every known key is an own property of the result (undefined when left out), so that a copy
   // made by spreading it still never reads a key polluted onto Object.prototype.
-  for (const key of known) out[key] = hasOption(obj, key) ? (obj as Record<string, unknown>)[key] : undefined;
+  for (const key of known)
+    out[key] = hasOption(obj, key) ? (obj as Record<string, unknown>)[key] : undefined;
   for (const key of Object.keys(obj)) {
     if (known.includes(key)) continue;
     const v = (obj as Record<string, unknown>)[key];

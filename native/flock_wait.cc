@@ -54,9 +54,9 @@ void NoopHandler(int) {}
 
 // The wake signal: a real-time signal whose disposition was the default (nobody's) when the first
 // wait needed one, from SIGRTMAX-1 downwards. Chosen once for the process, and never given back:
-// the handler lives in this library, which child/handle.cc pins for the life of the process, so it can
-// stay installed, and restoring SIG_DFL later could overwrite a handler that the application set
-// meanwhile. A signal that somebody else took after we chose it is left to them (the waits then
+// the handler lives in this library, which child/handle.cc pins for the life of the process, so it
+// can stay installed, and restoring SIG_DFL later could overwrite a handler that the application
+// set meanwhile. A signal that somebody else took after we chose it is left to them (the waits then
 // poll with LOCK_NB). When every candidate is taken, the waits poll too.
 std::mutex g_wake_mu;
 int g_wake_sig = 0;          // 0: not chosen yet; -1: none free

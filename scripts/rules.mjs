@@ -10,7 +10,7 @@
 /**
  * `pending`: names of tests that arrive with the branches merged together with this list (the
  * core split, the child split, containment, the lib/ split); until then they are not found, and
- * that is no error. Once merged, move them into `tests`.
+ * that is no error; found, they are tagged as `tests` are.
  * @typedef {{ id: string, rule: string, section: string, tests: string[], pending?: string[] }} Rule
  */
 
@@ -719,6 +719,8 @@ export const RULES = [
     section: 'Layer 3a',
     tests: [
       "'group signals take the path this run expects",
+      "'where the kernel binds group signals to a pidfd, the cleanup sends every one",
+      "'with group signals forced through the number, the cleanup sends every one",
       "'the leader is held through a pidfd where the kernel has them",
     ],
   },
@@ -966,6 +968,19 @@ export const RULES = [
       "\"cgroup: a SIGKILLed supervisor's cgroup lives until a successor's sweepCgroups",
       "'sweepCgroups reports nothing to do",
       '`cgroup: a supervisor that ends by ${how} leaves no cgroup directory behind`',
+    ],
+  },
+  {
+    id: 'L3b.cgroups.namespace',
+    rule: "A sweep judges a cgroup's supervisor by pid, start time and pid namespace; one it cannot prove dead is kept",
+    section: 'Containment / Layer 3b',
+    tests: [
+      '"cgroup: a live supervisor\'s cgroup survives sweepCgroups() run from inside a new pid namespace',
+      '"procpin sweep --cgroups run from inside a new pid namespace keeps',
+      "'cgroup: a live supervisor inside a pid namespace keeps its cgroup",
+      "'cgroup: a dead supervisor of a pid namespace that is gone is swept",
+      '"cgroup: a dead supervisor\'s cgroup is swept (daemon killed, directory removed)',
+      "'cgroup: a cgroup named by an earlier procpin",
     ],
   },
 

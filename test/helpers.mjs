@@ -14,7 +14,8 @@ export const CI = process.env.CI === 'true' || process.env.CI === '1';
  * hooks), or the build PROCPIN_TEST_BINDING names (the sanitizer run's). Test files that steer a
  * hook load it through test/use-test-build.mjs.
  */
-export const testBinding = process.env.PROCPIN_TEST_BINDING || join(root, 'build-test', 'src', 'build', 'Release', 'procpin.node');
+export const testBinding =
+  process.env.PROCPIN_TEST_BINDING || join(root, 'build-test', 'src', 'build', 'Release', 'procpin.node');
 
 // The kernel's record of processes and locks: one reader, shared with fixtures and bench.
 export {

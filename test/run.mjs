@@ -14,9 +14,7 @@ const testsUnder = (dir) =>
     .filter((f) => f.endsWith('.test.mjs') && !f.startsWith('fixtures/') && !f.includes('node_modules'))
     .sort()
     .map((f) => join(dir, f));
-const files = named.length
-  ? named.flatMap((n) => (statSync(n).isDirectory() ? testsUnder(n) : [n]))
-  : testsUnder(here);
+const files = named.length ? named.flatMap((n) => (statSync(n).isDirectory() ? testsUnder(n) : [n])) : testsUnder(here);
 const concurrency = process.env.PROCPIN_TEST_CONCURRENCY ?? '1';
 const r = spawnSync(
   process.execPath,

@@ -1,12 +1,19 @@
 // The goals of the benchmarks issue, each checked against the rows of one run.
 
 const find = (rows, bench, kase, contender) =>
-  rows.find((r) => r.bench === bench && (kase === null || r.case === kase) && r.contender === contender && typeof r.median === 'number');
+  rows.find(
+    (r) =>
+      r.bench === bench &&
+      (kase === null || r.case === kase) &&
+      r.contender === contender &&
+      typeof r.median === 'number',
+  );
 
 const ratio = (a, b) => (a && b ? a.median / b.median : null);
 
 function goal(name, target, value, ok, detail) {
-  if (value === null || value === undefined || Number.isNaN(value)) return { goal: name, target, status: 'n/a', value: null, detail };
+  if (value === null || value === undefined || Number.isNaN(value))
+    return { goal: name, target, status: 'n/a', value: null, detail };
   return { goal: name, target, status: ok(value) ? 'met' : 'missed', value, detail };
 }
 
@@ -16,12 +23,31 @@ export function evaluateGoals(rows) {
   const pp = (kase) => find(rows, 'spawn', kase, 'procpin.spawn');
   const cp = (kase) => find(rows, 'spawn', kase, 'child_process.spawn');
   const c = (kase) => find(rows, 'spawn', kase, 'C posix_spawn');
-  g.push(goal('spawn: child_process / procpin, small parent', '>= 2.5x', ratio(cp('parent 0 MiB'), pp('parent 0 MiB')), (v) => v >= 2.5));
-  g.push(goal('spawn: child_process / procpin, 1 GiB parent', '>= 8x', ratio(cp('parent 1024 MiB'), pp('parent 1024 MiB')), (v) => v >= 8));
-  const worst = ['parent 0 MiB', 'parent 1024 MiB']
-    .map((k) => ratio(pp(k), c(k)))
-    .filter((v) => v !== null);
-  g.push(goal('spawn: procpin / C posix_spawn (worst of small, 1 GiB)', '<= 1.3x', worst.length ? Math.max(...worst) : null, (v) => v <= 1.3));
+  g.push(
+    goal(
+      'spawn: child_process / procpin, small parent',
+      '>= 2.5x',
+      ratio(cp('parent 0 MiB'), pp('parent 0 MiB')),
+      (v) => v >= 2.5,
+    ),
+  );
+  g.push(
+    goal(
+      'spawn: child_process / procpin, 1 GiB parent',
+      '>= 8x',
+      ratio(cp('parent 1024 MiB'), pp('parent 1024 MiB')),
+      (v) => v >= 8,
+    ),
+  );
+  const worst = ['parent 0 MiB', 'parent 1024 MiB'].map((k) => ratio(pp(k), c(k))).filter((v) => v !== null);
+  g.push(
+    goal(
+      'spawn: procpin / C posix_spawn (worst of small, 1 GiB)',
+      '<= 1.3x',
+      worst.length ? Math.max(...worst) : null,
+      (v) => v <= 1.3,
+    ),
+  );
 
   const eCp = find(rows, 'exit', null, "child_process 'exit'");
   const ePp = find(rows, 'exit', null, 'procpin Child.exited');
@@ -35,7 +61,9 @@ export function evaluateGoals(rows) {
   const gTree = find(rows, 'group', big, 'tree-kill');
   g.push(goal('group of 500: procpin / raw kill(-pgid)', '<= 1.3x', ratio(gPp, gRaw), (v) => v <= 1.3));
   g.push(goal('group of 500: tree-kill / procpin', '>= 40x', ratio(gTree, gPp), (v) => v >= 40));
-  const ppGroups = rows.filter((r) => r.bench === 'group' && r.contender === 'procpin stop()' && typeof r.median === 'number');
+  const ppGroups = rows.filter(
+    (r) => r.bench === 'group' && r.contender === 'procpin stop()' && typeof r.median === 'number',
+  );
   g.push(
     goal(
       'group: procpin survivors (both shapes)',
@@ -53,8 +81,22 @@ export function evaluateGoals(rows) {
   g.push(goal('sweep: procpin slower than C by at most', '<= 2x', swRatio, (v) => v <= 2));
 
   const k = find(rows, 'overhead', null, 'process.kill(pid, 0)');
-  g.push(goal('pidfdSendSignal(fd, 0) / process.kill(pid, 0)', '<= 1.2x', ratio(find(rows, 'overhead', null, 'pidfdSendSignal(fd, 0)'), k), (v) => v <= 1.2));
-  g.push(goal("tryLock / process.kill(pid, 0)", '<= 1.2x', ratio(find(rows, 'overhead', null, "tryLock(fd, 'exclusive')"), k), (v) => v <= 1.2));
+  g.push(
+    goal(
+      'pidfdSendSignal(fd, 0) / process.kill(pid, 0)',
+      '<= 1.2x',
+      ratio(find(rows, 'overhead', null, 'pidfdSendSignal(fd, 0)'), k),
+      (v) => v <= 1.2,
+    ),
+  );
+  g.push(
+    goal(
+      'tryLock / process.kill(pid, 0)',
+      '<= 1.2x',
+      ratio(find(rows, 'overhead', null, "tryLock(fd, 'exclusive')"), k),
+      (v) => v <= 1.2,
+    ),
+  );
 
   const soak = find(rows, 'soak', null, 'procpin.spawn');
   g.push(goal('soak: procpin fd growth', '0', soak ? soak.fdGrowth : null, (v) => v === 0));

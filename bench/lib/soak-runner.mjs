@@ -41,5 +41,11 @@ for (let i = 0; i < cycles; i++) await once();
 const ms = nowMs() - t0;
 const after = snapshot();
 process.stdout.write(
-  JSON.stringify({ cycles, ms, fdGrowth: after.fds - before.fds, rssGrowthMB: (after.rss - before.rss) / 1e6, rssMB: after.rss / 1e6 }) + '\n',
+  JSON.stringify({
+    cycles,
+    ms,
+    fdGrowth: after.fds - before.fds,
+    rssGrowthMB: (after.rss - before.rss) / 1e6,
+    rssMB: after.rss / 1e6,
+  }) + '\n',
 );

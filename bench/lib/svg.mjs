@@ -35,42 +35,62 @@ export function spawnChart(rows, { machine = '' } = {}) {
   const x = (i) => m.l + 20 + (sizes.length === 1 ? (pw - 40) / 2 : (i * (pw - 40)) / (sizes.length - 1));
   const y = (v) => m.t + ph - ((Math.log10(v) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo))) * ph;
   const out = [];
-  out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="Helvetica, Arial, sans-serif" font-size="12">`);
+  out.push(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="Helvetica, Arial, sans-serif" font-size="12">`,
+  );
   out.push(`<rect width="${W}" height="${H}" fill="#fff"/>`);
-  out.push(`<text x="${m.l}" y="24" font-size="16" font-weight="bold">Spawn cost against the memory the parent holds</text>`);
-  out.push(`<text x="${m.l}" y="42" fill="#555">spawn + exit + reap of /bin/true, median ms (log scale), contenders interleaved in one run${machine ? `; ${esc(machine)}` : ''}</text>`);
+  out.push(
+    `<text x="${m.l}" y="24" font-size="16" font-weight="bold">Spawn cost against the memory the parent holds</text>`,
+  );
+  out.push(
+    `<text x="${m.l}" y="42" fill="#555">spawn + exit + reap of /bin/true, median ms (log scale), contenders interleaved in one run${machine ? `; ${esc(machine)}` : ''}</text>`,
+  );
   for (let d = lo; d <= hi * 1.0001; d *= 10) {
     for (const k of [1, 2, 5]) {
       const v = d * k;
       if (v > hi * 1.0001) break;
-      out.push(`<line x1="${m.l}" x2="${m.l + pw}" y1="${y(v)}" y2="${y(v)}" stroke="${k === 1 ? '#d0d0d0' : '#eeeeee'}"/>`);
+      out.push(
+        `<line x1="${m.l}" x2="${m.l + pw}" y1="${y(v)}" y2="${y(v)}" stroke="${k === 1 ? '#d0d0d0' : '#eeeeee'}"/>`,
+      );
       out.push(`<text x="${m.l - 8}" y="${y(v) + 4}" text-anchor="end" fill="#333">${+v.toPrecision(3)}</text>`);
     }
   }
-  out.push(`<text transform="translate(20 ${m.t + ph / 2}) rotate(-90)" text-anchor="middle" fill="#333">ms per spawn (lower is better)</text>`);
+  out.push(
+    `<text transform="translate(20 ${m.t + ph / 2}) rotate(-90)" text-anchor="middle" fill="#333">ms per spawn (lower is better)</text>`,
+  );
   sizes.forEach((s, i) => {
     out.push(`<text x="${x(i)}" y="${m.t + ph + 20}" text-anchor="middle" fill="#333">${sizeLabel(s)}</text>`);
   });
-  out.push(`<text x="${m.l + pw / 2}" y="${H - 16}" text-anchor="middle" fill="#333">memory held by the parent Node process (every page touched)</text>`);
+  out.push(
+    `<text x="${m.l + pw / 2}" y="${H - 16}" text-anchor="middle" fill="#333">memory held by the parent Node process (every page touched)</text>`,
+  );
   out.push(`<line x1="${m.l}" x2="${m.l}" y1="${m.t}" y2="${m.t + ph}" stroke="#333"/>`);
   out.push(`<line x1="${m.l}" x2="${m.l + pw}" y1="${m.t + ph}" y2="${m.t + ph}" stroke="#333"/>`);
   for (const [name, color, width, dash] of series) {
     const pts = sizes.map((s, i) => [i, data.find((r) => r.contender === name && r.mib === s)]).filter(([, r]) => r);
     const d = pts.map(([i, r]) => `${x(i).toFixed(1)},${y(r.median).toFixed(1)}`).join(' ');
-    out.push(`<polyline fill="none" stroke="${color}" stroke-width="${width}"${dash ? ` stroke-dasharray="${dash}"` : ''} points="${d}"/>`);
+    out.push(
+      `<polyline fill="none" stroke="${color}" stroke-width="${width}"${dash ? ` stroke-dasharray="${dash}"` : ''} points="${d}"/>`,
+    );
     for (const [i, r] of pts) {
       const tip = `${esc(name)} at ${sizeLabel(r.mib)}: median ${r.median.toFixed(2)} ms, p95 ${r.p95.toFixed(2)} ms (n=${r.n})`;
-      out.push(`<circle cx="${x(i).toFixed(1)}" cy="${y(r.median).toFixed(1)}" r="4" fill="${color}"><title>${tip}</title></circle>`);
+      out.push(
+        `<circle cx="${x(i).toFixed(1)}" cy="${y(r.median).toFixed(1)}" r="4" fill="${color}"><title>${tip}</title></circle>`,
+      );
       if (LABELLED.has(name)) {
         const below = name === 'procpin.spawn';
-        out.push(`<text x="${x(i).toFixed(1)}" y="${(y(r.median) + (below ? 22 : -10)).toFixed(1)}" text-anchor="middle" fill="${color}" font-weight="bold" stroke="#fff" stroke-width="4" paint-order="stroke">${num(r.median)}</text>`);
+        out.push(
+          `<text x="${x(i).toFixed(1)}" y="${(y(r.median) + (below ? 22 : -10)).toFixed(1)}" text-anchor="middle" fill="${color}" font-weight="bold" stroke="#fff" stroke-width="4" paint-order="stroke">${num(r.median)}</text>`,
+        );
       }
     }
   }
   [...series].reverse().forEach(([name, color, width, dash], k) => {
     const ly = m.t + 12 + k * 24;
     const lx = m.l + pw + 30;
-    out.push(`<line x1="${lx}" x2="${lx + 28}" y1="${ly}" y2="${ly}" stroke="${color}" stroke-width="${width}"${dash ? ` stroke-dasharray="${dash}"` : ''}/>`);
+    out.push(
+      `<line x1="${lx}" x2="${lx + 28}" y1="${ly}" y2="${ly}" stroke="${color}" stroke-width="${width}"${dash ? ` stroke-dasharray="${dash}"` : ''}/>`,
+    );
     out.push(`<text x="${lx + 36}" y="${ly + 4}" fill="#222">${esc(name)}</text>`);
   });
   out.push('</svg>');

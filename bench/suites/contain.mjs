@@ -8,7 +8,8 @@ import { isGone, procsWhere } from '../../test/lib/proc.mjs';
 import { interleave, nowMs, summarize } from '../lib/harness.mjs';
 
 export const id = 'contain';
-export const title = "containment: spawn+exit+reap of /bin/true per mode; 500 members ended by cgroup.kill vs kill(-pgid)";
+export const title =
+  'containment: spawn+exit+reap of /bin/true per mode; 500 members ended by cgroup.kill vs kill(-pgid)';
 
 const alive = (pid) => !isGone(pid);
 
@@ -33,7 +34,12 @@ export async function run(ctx) {
     try {
       await spawnGroup('/bin/true', [], { stdio: 'ignore', contain: m.contain }).closed;
     } catch (err) {
-      rows.push({ bench: id, case: 'spawn+exit+reap /bin/true', contender: m.name, status: `unavailable: ${err.message}` });
+      rows.push({
+        bench: id,
+        case: 'spawn+exit+reap /bin/true',
+        contender: m.name,
+        status: `unavailable: ${err.message}`,
+      });
       continue;
     }
     contenders.push({
@@ -88,7 +94,12 @@ export async function run(ctx) {
       name: 'cgroup.kill',
       run: async () => {
         const g = await start('cgroup');
-        const dir = join(cg.base, readdirSync(cg.base).filter((n) => n.startsWith(`procpin-${process.pid}-`)).pop());
+        const dir = join(
+          cg.base,
+          readdirSync(cg.base)
+            .filter((n) => n.startsWith(`procpin-${process.pid}-`))
+            .pop(),
+        );
         let pids = [];
         for (let i = 0; i < 2000 && pids.length < N + 1; i++) {
           pids = cgroupPids(dir);

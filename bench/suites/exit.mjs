@@ -63,6 +63,7 @@ export async function run(ctx) {
     unit: 'ms',
     ...summarize(samples),
   }));
-  if (!ctx.has.spawn) rows.push({ bench: id, case: 'exit -> notified', contender: 'procpin Child.exited', status: NOT_YET });
+  if (!ctx.has.spawn)
+    rows.push({ bench: id, case: 'exit -> notified', contender: 'procpin Child.exited', status: NOT_YET });
   return { rows, ref: 'C poll(pidfd)' };
 }

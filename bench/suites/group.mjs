@@ -63,7 +63,14 @@ export async function run(ctx) {
       warmup: opts.warmup ?? true,
       run: async () => {
         const sub = opts.execa
-          ? execa(leaderFile, [String(n), shape], { detached: true, stdin: 'pipe', stdout: 'pipe', stderr: 'ignore', buffer: false, reject: false })
+          ? execa(leaderFile, [String(n), shape], {
+              detached: true,
+              stdin: 'pipe',
+              stdout: 'pipe',
+              stderr: 'ignore',
+              buffer: false,
+              reject: false,
+            })
           : cp.spawn(leaderFile, [String(n), shape], { detached: true, stdio: ['pipe', 'pipe', 'ignore'] });
         const exit = opts.execa ? sub : once(sub, 'exit');
         const pids = await readPids(sub.stdout);
@@ -86,11 +93,17 @@ export async function run(ctx) {
         process.kill(-sub.pid, 'SIGKILL');
       } catch {}
     }),
-    cpContender('tree-kill', (sub) => new Promise((res) => treeKill(sub.pid, 'SIGKILL', () => res())), { warmup: false }),
-    cpContender('execa kill()', async (sub) => {
-      sub.kill('SIGKILL');
-      await sub;
-    }, { execa: true }),
+    cpContender('tree-kill', (sub) => new Promise((res) => treeKill(sub.pid, 'SIGKILL', () => res())), {
+      warmup: false,
+    }),
+    cpContender(
+      'execa kill()',
+      async (sub) => {
+        sub.kill('SIGKILL');
+        await sub;
+      },
+      { execa: true },
+    ),
   ];
   if (ctx.has.spawnGroup) {
     makers.unshift((n, shape, reps) => ({

@@ -14,7 +14,9 @@ function soak(impl, cycles) {
     let out = '';
     p.stdout.on('data', (d) => (out += d));
     p.once('error', reject);
-    p.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`soak ${impl} exited ${code}`))));
+    p.once('exit', (code) =>
+      code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`soak ${impl} exited ${code}`)),
+    );
   });
 }
 

@@ -15,7 +15,16 @@ const script = join(benchDir, 'sweep.mjs');
 export async function run(ctx) {
   const entries = ctx.quick ? 1000 : 10000;
   if (!existsSync(script)) {
-    return { rows: [{ bench: id, case: `${entries} entries`, contender: 'procpin sweep', status: 'not available yet (bench/sweep.mjs has not landed)' }] };
+    return {
+      rows: [
+        {
+          bench: id,
+          case: `${entries} entries`,
+          contender: 'procpin sweep',
+          status: 'not available yet (bench/sweep.mjs has not landed)',
+        },
+      ],
+    };
   }
   ctx.log(`sweep: bench/sweep.mjs, ${entries} entries`);
   const args = [script, '--json', '--entries', String(entries), ...(ctx.quick ? ['--quick'] : [])];

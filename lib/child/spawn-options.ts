@@ -7,7 +7,15 @@ import { fileURLToPath } from 'node:url';
 import type { Stream } from 'node:stream';
 import { binding } from '../binding';
 import { codedError } from '../errors';
-import { invalidArgType, invalidArgValue, inheritedKeys, validateBoolean, validateInteger, validateCString, validateFd } from '../validate';
+import {
+  invalidArgType,
+  invalidArgValue,
+  inheritedKeys,
+  validateBoolean,
+  validateInteger,
+  validateCString,
+  validateFd,
+} from '../validate';
 import { validateSignal, type Signal } from '../signals';
 
 /**

@@ -63,7 +63,8 @@ function findCgroupPlace(): CgroupPlace | string {
   if (mount === null) return 'no cgroup2 file system is mounted';
   const self = readText('/proc/self/cgroup');
   const line = self?.split('\n').find((l) => l.startsWith('0::'));
-  if (line === undefined) return 'this process is in no cgroup v2 (/proc/self/cgroup has no 0:: line)';
+  if (line === undefined)
+    return 'this process is in no cgroup v2 (/proc/self/cgroup has no 0:: line)';
   let rel = line.slice(3);
   if (root !== '/' && rel.startsWith(root)) rel = rel.slice(root.length);
   if (rel.endsWith(' (deleted)')) return 'this process is in a removed cgroup';
@@ -141,7 +142,11 @@ let self: CgroupOwner | undefined;
 function selfOwner(): CgroupOwner {
   if (self === undefined) {
     const ns = nsInode('self', 'pid');
-    self = { pid: process.pid, start: startTime('self') ?? '0', ns: typeof ns === 'number' ? ns : null };
+    self = {
+      pid: process.pid,
+      start: startTime('self') ?? '0',
+      ns: typeof ns === 'number' ? ns : null,
+    };
   }
   return self;
 }
@@ -198,7 +203,9 @@ function cgroupSignal(dir: string, rel: string, sig: number): SendResult {
     const pidfd = binding.pidfdOpen(pid, 0);
     if (pidfd < 0 && pidfd !== -ERRNO.ENOSYS) continue;
     try {
-      const cg = readText(`/proc/${pid}/cgroup`)?.split('\n').find((l) => l.startsWith('0::'));
+      const cg = readText(`/proc/${pid}/cgroup`)
+        ?.split('\n')
+        .find((l) => l.startsWith('0::'));
       if (cg === undefined || !(cg.slice(3) === rel || cg.slice(3).startsWith(`${rel}/`))) continue;
       let r: number;
       if (pidfd >= 0) {
@@ -323,14 +330,16 @@ export function endCgroups(): void {
   const dirs = new Set(liveCgroups);
   const place = placeCache;
   if (isMainThread && typeof place === 'object' && self !== undefined) {
-    for (const name of subdirs(place.base)) if (isOwnName(name)) dirs.add(path.join(place.base, name));
+    for (const name of subdirs(place.base))
+      if (isOwnName(name)) dirs.add(path.join(place.base, name));
   }
   if (dirs.size === 0) return;
   const deadline = performance.now() + EXIT_EMPTY_WAIT_MS;
   const pause = new Int32Array(new SharedArrayBuffer(4));
   for (const dir of dirs) cgroupKill(dir);
   for (const dir of dirs) {
-    while (cgroupPopulated(dir) === true && performance.now() < deadline) Atomics.wait(pause, 0, 0, 1);
+    while (cgroupPopulated(dir) === true && performance.now() < deadline)
+      Atomics.wait(pause, 0, 0, 1);
     if (cgroupPopulated(dir) === false) rmdirTree(dir);
   }
   liveCgroups.clear();
@@ -346,12 +355,17 @@ export function spawnCgroup(
   if (typeof cg === 'string') throw new ContainmentRefused(cg);
   let child: Child;
   try {
-    child = spawnRewritten(file, [...args], options, (spec) => ({ ...spec, cgroupProcs: cg.procs }));
+    child = spawnRewritten(file, [...args], options, (spec) => ({
+      ...spec,
+      cgroupProcs: cg.procs,
+    }));
   } catch (err) {
     forgetCgroup(cg);
     rmdirTree(cg.dir);
     if ((err as { stage?: string }).stage === 'cgroup') {
-      throw new ContainmentRefused(`the child could not join ${cg.dir} (${(err as Error).message})`);
+      throw new ContainmentRefused(
+        `the child could not join ${cg.dir} (${(err as Error).message})`,
+      );
     }
     throw err;
   } finally {

@@ -20,7 +20,9 @@ export interface Holder {
   /** Replaces the process group's signal; `base` is that signal. */
   signal(sig: number, base: (sig: number) => SendResult): SendResult;
   /** Replaces the members scan (called once the leader exited). */
-  members(base: (limit: number) => ScanResult | Promise<ScanResult>): ScanResult | Promise<ScanResult>;
+  members(
+    base: (limit: number) => ScanResult | Promise<ScanResult>,
+  ): ScanResult | Promise<ScanResult>;
   /** After the leader was reaped; `closed` waits for it. Never rejects. */
   release(): Promise<void>;
 }
@@ -29,7 +31,11 @@ export interface Holder {
 export class ContainmentRefused extends Error {}
 
 /** @internal ERR_PROCPIN_CONTAINMENT_UNAVAILABLE for `mode`, with `reason`. */
-export function unavailable(mode: string, reason: string, caller: (...a: never[]) => unknown): Error {
+export function unavailable(
+  mode: string,
+  reason: string,
+  caller: (...a: never[]) => unknown,
+): Error {
   const err = codedError(
     Error,
     'ERR_PROCPIN_CONTAINMENT_UNAVAILABLE',

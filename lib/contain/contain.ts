@@ -21,7 +21,11 @@ export { sweepCgroups, type SweepCgroupsOptions } from './sweep-cgroups';
 const { SIGKILL } = SIGNALS;
 
 /** @internal */
-export function validateContain(value: unknown, name: string, caller: (...a: never[]) => unknown): ContainMode | undefined {
+export function validateContain(
+  value: unknown,
+  name: string,
+  caller: (...a: never[]) => unknown,
+): ContainMode | undefined {
   if (value === undefined || value === null) return undefined;
   if (value === 'pidns' || value === 'cgroup' || value === 'auto') return value;
   throw invalidArgValue(name, value, "must be 'pidns', 'cgroup' or 'auto'", caller);
@@ -48,8 +52,13 @@ export function spawnContained(
   const fallback: string[] = [];
   if (mode === 'pidns' || mode === 'auto') {
     let reason = pidnsRefused ?? pidnsPrecheck();
-    if (reason === null && options.parentDeathSignal !== 'SIGKILL' && options.parentDeathSignal !== SIGKILL) {
-      reason = 'the group has no parentDeathSignal SIGKILL, which ends the namespace with its supervisor';
+    if (
+      reason === null &&
+      options.parentDeathSignal !== 'SIGKILL' &&
+      options.parentDeathSignal !== SIGKILL
+    ) {
+      reason =
+        'the group has no parentDeathSignal SIGKILL, which ends the namespace with its supervisor';
     }
     if (reason === null) {
       try {

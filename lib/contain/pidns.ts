@@ -78,7 +78,11 @@ export function spawnPidns(
         try {
           n = fs.readSync(fd, buf, 0, buf.length, null);
         } catch (err) {
-          if ((err as NodeJS.ErrnoException).code === 'EAGAIN' || (err as NodeJS.ErrnoException).code === 'EINTR') continue;
+          if (
+            (err as NodeJS.ErrnoException).code === 'EAGAIN' ||
+            (err as NodeJS.ErrnoException).code === 'EINTR'
+          )
+            continue;
           throw err;
         }
         if (n === 0) break;

@@ -22,7 +22,14 @@ import {
   type Containment,
   type Holder,
 } from '../contain/contain';
-import { INT32_MAX, invalidArgValue, readOptions, validateAbortSignal, validateBoolean, validateInteger } from '../validate';
+import {
+  INT32_MAX,
+  invalidArgValue,
+  readOptions,
+  validateAbortSignal,
+  validateBoolean,
+  validateInteger,
+} from '../validate';
 import { killAtEnd, released } from './ending';
 import { ForegroundTerminal } from './foreground';
 import { kernelOps, pidfdGroupSignal } from './kernel';

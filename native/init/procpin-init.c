@@ -35,9 +35,9 @@
 // ERRFD is a stream whose peer procpin reads until end of file: a failure before the command's
 // execve is written there as "STAGE ERRNO\n" (stage: userns, mount, clone, exec, setup), and
 // before that "mntns FD\n", the outer's descriptor of the namespace's mount namespace (see
-// main); a successful execve closes the last copy of it. STATUSFD, held by the outer alone, gets the
-// command's raw wait status ("STATUS\n") just before the outer mirrors it: a core dump, which the
-// outer does not repeat (it would write a core file of its own), is read there. The environment
+// main); a successful execve closes the last copy of it. STATUSFD, held by the outer alone, gets
+// the command's raw wait status ("STATUS\n") just before the outer mirrors it: a core dump, which
+// the outer does not repeat (it would write a core file of its own), is read there. The environment
 // is the command's.
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -60,7 +60,7 @@
 
 extern char** environ;
 
-static const int kForwarded[] = {SIGTERM, SIGINT, SIGHUP,   SIGQUIT, SIGUSR1,
+static const int kForwarded[] = {SIGTERM, SIGINT,   SIGHUP,  SIGQUIT, SIGUSR1,
                                  SIGUSR2, SIGWINCH, SIGCONT, SIGTSTP};
 #define NFORWARDED (sizeof kForwarded / sizeof kForwarded[0])
 
@@ -198,7 +198,8 @@ static int inner_main(void* arg) {
 
   make_sh_argv();
   static char cmd_stack[64 * 1024] __attribute__((aligned(16)));
-  pid_t cmd = clone(command_main, cmd_stack + sizeof cmd_stack, CLONE_VM | CLONE_VFORK | SIGCHLD, NULL);
+  pid_t cmd =
+      clone(command_main, cmd_stack + sizeof cmd_stack, CLONE_VM | CLONE_VFORK | SIGCHLD, NULL);
   if (cmd < 0) fail("clone", errno, 125);
   close(g_errfd);
   g_errfd = -1;
@@ -334,7 +335,8 @@ int main(int argc, char** argv) {
   // over the new pid and mount namespaces.
   g_userns = g_uid != 0;
   static char stack[64 * 1024] __attribute__((aligned(16)));
-  pid_t inner = clone(inner_main, stack + sizeof stack, flags | (g_userns ? CLONE_NEWUSER : 0), NULL);
+  pid_t inner =
+      clone(inner_main, stack + sizeof stack, flags | (g_userns ? CLONE_NEWUSER : 0), NULL);
   if (inner < 0 && errno == EPERM && !g_userns) {
     g_userns = 1;
     inner = clone(inner_main, stack + sizeof stack, flags | CLONE_NEWUSER, NULL);

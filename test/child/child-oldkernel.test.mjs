@@ -78,13 +78,13 @@ for (const kind of ['old', 'eperm', 'native']) {
       return r.value;
     };
 
-    test('the filter is in force only where it should be', (t) => {
+    test('the filter is in force only where it should be [K.no-pidfd]', (t) => {
       const v = value(t, 'kernel');
       if (v === undefined) return;
       assert.equal(v.pidfdOpen, { old: 'ENOSYS', eperm: 'EPERM', native: 'ok' }[kind]);
     });
 
-    test('exit code, zombie after exited, kill false after exit and after reap, gone after reap', (t) => {
+    test('exit code, zombie after exited, kill false after exit and after reap, gone after reap [K.no-pidfd]', (t) => {
       const v = value(t, 'exitCode');
       if (v === undefined) return;
       if (old) assert.equal(v.pidfd, -1);
@@ -99,13 +99,13 @@ for (const kind of ['old', 'eperm', 'native']) {
       assert.equal(v.killAfterReap, false);
     });
 
-    test('kill reaches the running child and its signal is reported', (t) => {
+    test('kill reaches the running child and its signal is reported [K.no-pidfd]', (t) => {
       const v = value(t, 'signal');
       if (v === undefined) return;
       assert.deepEqual(v, { running: null, sent: true, code: 'CLD_KILLED', signal: 'SIGTERM' });
     });
 
-    test('ENOENT, EACCES, a bad cwd and E2BIG throw with no zombie left', (t) => {
+    test('ENOENT, EACCES, a bad cwd and E2BIG throw with no zombie left [K.no-pidfd]', (t) => {
       const v = value(t, 'failures');
       if (v === undefined) return;
       assert.deepEqual(v.enoent, { code: 'ENOENT', syscall: 'execve', path: 'procpin-no-such-program' });
@@ -115,7 +115,7 @@ for (const kind of ['old', 'eperm', 'native']) {
       assert.equal(v.zombiesAdded, 0);
     });
 
-    test('new group, new session and inherited group', (t) => {
+    test('new group, new session and inherited group [K.no-pidfd]', (t) => {
       const v = value(t, 'groups');
       if (v === undefined) return;
       assert.deepEqual(v.new, { leadsGroup: true, leadsSession: false, ourGroup: false });
@@ -123,7 +123,7 @@ for (const kind of ['old', 'eperm', 'native']) {
       assert.deepEqual(v.inherit, { leadsGroup: false, leadsSession: false, ourGroup: true });
     });
 
-    test('only fds 0-2 reach the child though the parent holds fd 100 without close-on-exec', (t) => {
+    test('only fds 0-2 reach the child though the parent holds fd 100 without close-on-exec [K.no-pidfd]', (t) => {
       const v = value(t, 'closeFds');
       if (v === undefined) return;
       assert.equal(v.parentFd100Cloexec, false);
@@ -131,50 +131,50 @@ for (const kind of ['old', 'eperm', 'native']) {
       assert.ok(v.kept.includes(100), 'closeFds: false passes it on (the check can fail)');
     });
 
-    test('empty signal mask, nothing ignored', (t) => {
+    test('empty signal mask, nothing ignored [K.no-pidfd]', (t) => {
       const v = value(t, 'signals');
       if (v === undefined) return;
       assert.deepEqual(v, { SigBlk: '0000000000000000', SigIgn: '0000000000000000' });
     });
 
-    test('4 MiB through cat with backpressure', (t) => {
+    test('4 MiB through cat with backpressure [K.no-pidfd]', (t) => {
       const v = value(t, 'stdio');
       if (v === undefined) return;
       assert.deepEqual(v, { same: true, refused: true, exitCode: 0 });
     });
 
-    test('the parent-death signal kills the child when its parent is SIGKILLed', (t) => {
+    test('the parent-death signal kills the child when its parent is SIGKILLed [K.no-pidfd]', (t) => {
       const v = value(t, 'parentDeath');
       if (v === undefined) return;
       assert.deepEqual(v, { wasChildOfParent: true, died: true });
     });
 
-    test('100 cycles leave fds and zombies unchanged; 50 concurrent children all resolve', (t) => {
+    test('100 cycles leave fds and zombies unchanged; 50 concurrent children all resolve [K.no-pidfd]', (t) => {
       const v = value(t, 'cycles');
       if (v === undefined) return;
       assert.deepEqual(v, { fdsAdded: 0, zombiesAdded: 0 });
       assert.deepEqual(value(t, 'concurrent'), { allRight: true });
     });
 
-    test('close() of a running child: kill false, reaped when it exits', (t) => {
+    test('close() of a running child: kill false, reaped when it exits [K.no-pidfd]', (t) => {
       const v = value(t, 'closeRunning');
       if (v === undefined) return;
       assert.deepEqual(v, { killAfterClose: false, signal: 'SIGKILL', after: null });
     });
 
-    test("an unref()ed running child does not keep node alive", (t) => {
+    test('an unref()ed running child does not keep node alive [K.no-pidfd]', (t) => {
       const v = value(t, 'unrefRunning');
       if (v === undefined) return;
       assert.deepEqual(v, { exitCode: 0, childStillRan: true });
     });
 
-    test('inside a Worker: exit seen; the parent-death signal follows the thread; no zombie', (t) => {
+    test('inside a Worker: exit seen; the parent-death signal follows the thread; no zombie [K.no-pidfd]', (t) => {
       const v = value(t, 'worker');
       if (v === undefined) return;
       assert.deepEqual(v, { exitCode: 7, sleeperReaped: true });
     });
 
-    test('openProcess needs pidfd_open: ENOSYS on the old kernel and where a policy refuses it', (t) => {
+    test('openProcess needs pidfd_open: ENOSYS on the old kernel and where a policy refuses it [K.no-pidfd]', (t) => {
       const v = value(t, 'openProcess');
       if (v === undefined) return;
       if (old) assert.deepEqual(v, { code: 'ENOSYS', syscall: 'pidfd_open' });

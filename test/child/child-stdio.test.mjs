@@ -26,7 +26,7 @@ async function finish(child) {
   return info;
 }
 
-test('a pipe round trip through cat: stdin in, stdout out, end at EOF', async () => {
+test('a pipe round trip through cat: stdin in, stdout out, end at EOF [L2.spawn.stdio]', async () => {
   const child = spawn('cat');
   assert.ok(child.stdin && child.stdout && child.stderr);
   assert.equal(child.stdio.length, 3);
@@ -41,7 +41,7 @@ test('a pipe round trip through cat: stdin in, stdout out, end at EOF', async ()
   assert.equal((await finish(child)).exitCode, 0);
 });
 
-test('32 MiB through cat arrive intact, with backpressure on the writer', async () => {
+test('32 MiB through cat arrive intact, with backpressure on the writer [L2.spawn.stdio]', async () => {
   const data = randomBytes(32 * 1024 * 1024);
   const child = spawn('cat', [], { stdio: ['pipe', 'pipe', 'inherit'] });
   const out = collect(child.stdout, null);
@@ -63,7 +63,7 @@ test('32 MiB through cat arrive intact, with backpressure on the writer', async 
   assert.equal((await finish(child)).exitCode, 0);
 });
 
-test('a child that does not read makes write() return false once the pipe is full', async () => {
+test('a child that does not read makes write() return false once the pipe is full [L2.spawn.stdio]', async () => {
   // sleep never reads its stdin; the pipe fills (64 KiB) and the stream buffers the rest.
   const child = spawn('sleep', ['30'], { stdio: ['pipe', 'ignore', 'ignore'] });
   let ok = true;
@@ -82,7 +82,7 @@ test('a child that does not read makes write() return false once the pipe is ful
   child.stdin.destroy();
 });
 
-test('stdout delivers the data and ends when the child exits', async () => {
+test('stdout delivers the data and ends when the child exits [L2.spawn.stdio]', async () => {
   const child = spawn('sh', ['-c', 'printf abc; exit 4'], { stdio: ['ignore', 'pipe', 'ignore'] });
   assert.equal(child.stdin, null);
   assert.equal(child.stderr, null);
@@ -90,7 +90,7 @@ test('stdout delivers the data and ends when the child exits', async () => {
   assert.equal((await finish(child)).exitCode, 4);
 });
 
-test("the child writing to a closed stdout pipe gets SIGPIPE (Node's SIG_IGN is not inherited)", async () => {
+test("the child writing to a closed stdout pipe gets SIGPIPE (Node's SIG_IGN is not inherited) [L2.spawn.signals-reset]", async () => {
   // bounded, so that a child that wrongly ignores SIGPIPE ends too (exit 0) and the test fails
   const child = spawn('sh', ['-c', 'sleep 0.1; i=0; while [ $i -lt 100000 ]; do echo y; i=$((i+1)); done'], {
     stdio: ['ignore', 'pipe', 'ignore'],
@@ -100,7 +100,7 @@ test("the child writing to a closed stdout pipe gets SIGPIPE (Node's SIG_IGN is 
   assert.equal(info.signal, 'SIGPIPE');
 });
 
-test("'inherit' passes this process's descriptors", async () => {
+test("'inherit' passes this process's descriptors [L2.spawn.stdio]", async () => {
   const r = await runNode(`
     import { spawn } from ${pkg};
     const c = spawn('sh', ['-c', 'echo to-out; echo to-err >&2'], { stdio: 'inherit' });
@@ -110,7 +110,7 @@ test("'inherit' passes this process's descriptors", async () => {
   assert.equal(r.stderr, 'to-err\n');
 });
 
-test("'ignore' gives /dev/null for 0-2 and closes 3+", async () => {
+test("'ignore' gives /dev/null for 0-2 and closes 3+ [L2.spawn.stdio]", async () => {
   const child = spawn('sleep', ['30'], { stdio: ['ignore', 'ignore', 'ignore', 'ignore'] });
   await waitFor(() => procState(child.pid) === 'S', { what: 'sleep to sleep' });
   for (const fd of [0, 1, 2]) assert.equal(readlinkSync(`/proc/${child.pid}/fd/${fd}`), '/dev/null');
@@ -119,7 +119,7 @@ test("'ignore' gives /dev/null for 0-2 and closes 3+", async () => {
   await finish(child);
 });
 
-test('a descriptor number maps that descriptor of the parent', async (t) => {
+test('a descriptor number maps that descriptor of the parent [L2.spawn.stdio]', async (t) => {
   const dir = tmpDir();
   t.after(() => dir[Symbol.dispose]());
   const file = join(dir.path, 'out.txt');
@@ -130,7 +130,7 @@ test('a descriptor number maps that descriptor of the parent', async (t) => {
   assert.equal(readFileSync(file, 'utf8'), 'into-file\n');
 });
 
-test('overlapping mappings are honoured: stdio [ignore, 2, 1] swaps stdout and stderr', async () => {
+test('overlapping mappings are honoured: stdio [ignore, 2, 1] swaps stdout and stderr [L2.spawn.stdio]', async () => {
   const r = await runNode(`
     import { spawn } from ${pkg};
     const c = spawn('sh', ['-c', 'echo was-out; echo was-err >&2'], { stdio: ['ignore', 2, 1] });
@@ -140,7 +140,7 @@ test('overlapping mappings are honoured: stdio [ignore, 2, 1] swaps stdout and s
   assert.equal(r.stderr, 'was-out\n');
 });
 
-test("null and undefined mean 'pipe' for 0-2; an extra 'pipe' at fd 3 is a duplex socket", async () => {
+test("null and undefined mean 'pipe' for 0-2; an extra 'pipe' at fd 3 is a duplex socket [L2.spawn.stdio]", async () => {
   const child = spawn('sh', ['-c', 'read line <&3; echo "got $line" >&3; echo out'], {
     stdio: [null, undefined, 'ignore', 'pipe'],
   });
@@ -160,13 +160,12 @@ test("null and undefined mean 'pipe' for 0-2; an extra 'pipe' at fd 3 is a duple
   fd3.destroy();
 });
 
-test('a failed spawn closes the pipes it made', () => {
+test('a failed spawn closes the pipes it made [L2.spawn.fail]', () => {
   const n0 = openFds().length;
   for (let i = 0; i < 20; i++) {
-    assert.throws(
-      () => spawn('procpin-no-such-program', [], { stdio: ['pipe', 'pipe', 'pipe', 'pipe'] }),
-      { code: 'ENOENT' },
-    );
+    assert.throws(() => spawn('procpin-no-such-program', [], { stdio: ['pipe', 'pipe', 'pipe', 'pipe'] }), {
+      code: 'ENOENT',
+    });
   }
   assert.equal(openFds().length, n0);
 });

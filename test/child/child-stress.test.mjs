@@ -18,7 +18,7 @@ function ourZombies() {
   return n;
 }
 
-test(`${STRESS ? 3000 : 300} spawn/exit/reap cycles leave the fd count and the zombie count unchanged`, async () => {
+test(`${STRESS ? 3000 : 300} spawn/exit/reap cycles leave the fd count and the zombie count unchanged [L2.lifetime]`, async () => {
   const cycles = STRESS ? 3000 : 300;
   // one cycle first, so that lazily made things (the class, the loop's structures) exist
   const warm = spawn('true', [], { stdio: 'ignore' });
@@ -46,7 +46,7 @@ test(`${STRESS ? 3000 : 300} spawn/exit/reap cycles leave the fd count and the z
   assert.equal(ourZombies(), zombies);
 });
 
-test('failed spawns in a loop leave the fd count and the zombie count unchanged', () => {
+test('failed spawns in a loop leave the fd count and the zombie count unchanged [L2.spawn.fail]', () => {
   const fds = openFds().length;
   const zombies = ourZombies();
   for (let i = 0; i < (STRESS ? 2000 : 200); i++) {
@@ -57,7 +57,7 @@ test('failed spawns in a loop leave the fd count and the zombie count unchanged'
   assert.equal(ourZombies(), zombies);
 });
 
-test('50 concurrent children all resolve with their own exit codes', async () => {
+test('50 concurrent children all resolve with their own exit codes [L2.lifetime]', async () => {
   const n = STRESS ? 500 : 50;
   const kids = [];
   for (let i = 0; i < n; i++) {

@@ -32,7 +32,7 @@ function moduleWorker(body) {
   return w;
 }
 
-test('a Child spawned inside a Worker reports its exit there; the Worker ends cleanly', async () => {
+test('a Child spawned inside a Worker reports its exit there; the Worker ends cleanly [L2.worker]', async () => {
   const w = moduleWorker(`
     const c = spawn('sh', ['-c', 'exit 7'], { stdio: 'ignore' });
     const info = await c.exited;
@@ -46,7 +46,7 @@ test('a Child spawned inside a Worker reports its exit there; the Worker ends cl
   assert.equal(procState(m.pid), null);
 });
 
-test('parentDeathSignal follows the spawning thread: the child dies when its Worker ends, and is reaped', async () => {
+test('parentDeathSignal follows the spawning thread: the child dies when its Worker ends, and is reaped [L2.spawn.pdeathsig]', async () => {
   const w = moduleWorker(`
     const c = spawn('sleep', ['60'], { stdio: 'ignore', parentDeathSignal: 'SIGKILL' });
     post(c.pid);
@@ -67,7 +67,7 @@ test('parentDeathSignal follows the spawning thread: the child dies when its Wor
   await waitFor(() => procState(pid) === null, { what: 'the child to die and be reaped', timeout: 5000 });
 });
 
-test("a Worker's child that outlives the Worker is reaped by the process when it exits", async () => {
+test("a Worker's child that outlives the Worker is reaped by the process when it exits [L2.worker]", async () => {
   const w = moduleWorker(`
     const c = spawn('sleep', ['60'], { stdio: 'ignore' });
     c.unref(); // else the Worker would wait for it
@@ -83,7 +83,7 @@ test("a Worker's child that outlives the Worker is reaped by the process when it
   await waitFor(() => procState(pid) === null, { what: 'the orphaned child to be reaped', timeout: 5000 });
 });
 
-test('a Worker that ends with exited but unreaped children leaves no zombie', async () => {
+test('a Worker that ends with exited but unreaped children leaves no zombie [L2.worker]', async () => {
   const w = moduleWorker(`
     const kids = [spawn('true', [], { stdio: 'ignore' }), spawn('sh', ['-c', 'exit 3'], { stdio: 'pipe' })];
     await Promise.all(kids.map((k) => k.exited));
@@ -95,7 +95,7 @@ test('a Worker that ends with exited but unreaped children leaves no zombie', as
   await waitFor(() => pids.every((p) => procState(p) === null), { what: 'the zombies to be reaped' });
 });
 
-test('terminating a Worker while its child runs and is watched does not crash', async () => {
+test('terminating a Worker while its child runs and is watched does not crash [L2.worker]', async () => {
   for (let i = 0; i < 5; i++) {
     const w = moduleWorker(`
       const c = spawn('sleep', ['0.05'], { stdio: 'pipe' });

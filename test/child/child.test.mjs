@@ -31,7 +31,6 @@ function tmpDir(t) {
   return d;
 }
 
-
 function collect(stream) {
   return new Promise((resolve, reject) => {
     let s = '';
@@ -42,7 +41,7 @@ function collect(stream) {
   });
 }
 
-test('a child that exits with a code reports CLD_EXITED and that code', async () => {
+test('a child that exits with a code reports CLD_EXITED and that code [L2.exited.unreaped]', async () => {
   const child = spawn('sh', ['-c', 'exit 42'], { stdio: 'ignore' });
   const info = await child.exited;
   assert.equal(info.pid, child.pid);
@@ -54,7 +53,7 @@ test('a child that exits with a code reports CLD_EXITED and that code', async ()
   assert.deepEqual(child.reap(), info);
 });
 
-test('a child killed by a signal reports CLD_KILLED and the signal name', async () => {
+test('a child killed by a signal reports CLD_KILLED and the signal name [L2.exited.unreaped]', async () => {
   const child = spawn('sleep', ['30'], { stdio: 'ignore' });
   assert.equal(child.kill('SIGKILL'), true);
   const info = await child.exited;
@@ -65,7 +64,7 @@ test('a child killed by a signal reports CLD_KILLED and the signal name', async 
   child.reap();
 });
 
-test('after exited the child is a zombie (state Z) until reap(), then its pid is gone', async () => {
+test('after exited the child is a zombie (state Z) until reap(), then its pid is gone [L2.exited.unreaped]', async () => {
   const child = spawn('true', [], { stdio: 'ignore' });
   await child.exited;
   assert.equal(procState(child.pid), 'Z');
@@ -78,7 +77,7 @@ test('after exited the child is a zombie (state Z) until reap(), then its pid is
   assert.equal(procState(child.pid), null);
 });
 
-test('poll() is null while the child runs and the exit afterwards, without reaping', async () => {
+test('poll() is null while the child runs and the exit afterwards, without reaping [L2.poll]', async () => {
   const child = spawn('sleep', ['30'], { stdio: 'ignore' });
   assert.equal(child.poll(), null);
   child.kill('SIGTERM');
@@ -91,7 +90,7 @@ test('poll() is null while the child runs and the exit afterwards, without reapi
   assert.deepEqual(child.poll(), info); // after the reap, what the reap reported
 });
 
-test('kill() is true while the child runs and false once it exited, sending nothing to the zombie', async () => {
+test('kill() is true while the child runs and false once it exited, sending nothing to the zombie [L2.kill.exited]', async () => {
   const child = spawn('sleep', ['30'], { stdio: 'ignore' });
   assert.equal(child.kill(0), true);
   assert.equal(child.kill('SIGTERM'), true);
@@ -103,7 +102,7 @@ test('kill() is true while the child runs and false once it exited, sending noth
   assert.equal(child.kill('SIGKILL'), false);
 });
 
-test('kill() knows the exit even before exited has resolved', async () => {
+test('kill() knows the exit even before exited has resolved [L2.kill.exited]', async () => {
   const child = spawn('true', [], { stdio: 'ignore' });
   // spin without yielding, so that the event loop cannot deliver the exit first
   const end = Date.now() + 5000;
@@ -114,7 +113,7 @@ test('kill() knows the exit even before exited has resolved', async () => {
   child.reap();
 });
 
-test('kill() validates its signal like Node does', () => {
+test('kill() validates its signal like Node does [C.signal.validate]', () => {
   const child = spawn('sleep', ['30'], { stdio: 'ignore' });
   assert.throws(() => child.kill('SIGNOPE'), { code: 'ERR_UNKNOWN_SIGNAL' });
   assert.throws(() => child.kill(1.5), { code: 'ERR_UNKNOWN_SIGNAL' });
@@ -123,7 +122,7 @@ test('kill() validates its signal like Node does', () => {
   return child.exited.then(() => child.reap());
 });
 
-test('reap() while the child runs throws ERR_PROCPIN_NOT_EXITED and leaves it running', async () => {
+test('reap() while the child runs throws ERR_PROCPIN_NOT_EXITED and leaves it running [L2.reap.after-exit]', async () => {
   const child = spawn('sleep', ['30'], { stdio: 'ignore' });
   assert.throws(() => child.reap(), { code: 'ERR_PROCPIN_NOT_EXITED' });
   assert.equal(child.reaped, false);
@@ -135,7 +134,7 @@ test('reap() while the child runs throws ERR_PROCPIN_NOT_EXITED and leaves it ru
   assert.equal(procState(child.pid), null);
 });
 
-test('a missing program throws ENOENT (execve, path, spawnargs) synchronously and leaves no zombie', () => {
+test('a missing program throws ENOENT (execve, path, spawnargs) synchronously and leaves no zombie [L2.spawn.fail]', () => {
   const before = ourZombies();
   assert.throws(
     () => spawn('procpin-no-such-program', ['a', 'b']),
@@ -153,21 +152,21 @@ test('a missing program throws ENOENT (execve, path, spawnargs) synchronously an
   assert.deepEqual(ourZombies(), before);
 });
 
-test('a file without execute permission throws EACCES and leaves no zombie', (t) => {
+test('a file without execute permission throws EACCES and leaves no zombie [L2.spawn.fail]', (t) => {
   const dir = tmpDir(t);
   const file = join(dir.path, 'noexec');
   writeFileSync(file, '#!/bin/sh\nexit 0\n', { mode: 0o644 });
   const before = ourZombies();
   assert.throws(() => spawn(file), { code: 'EACCES', syscall: 'execve', path: file });
   // as execvp: EACCES is remembered while the search goes on, and reported when nothing ran
-  assert.throws(
-    () => spawn('noexec', [], { env: { PATH: `${dir.path}:/nonexistent-dir` } }),
-    { code: 'EACCES', syscall: 'execve' },
-  );
+  assert.throws(() => spawn('noexec', [], { env: { PATH: `${dir.path}:/nonexistent-dir` } }), {
+    code: 'EACCES',
+    syscall: 'execve',
+  });
   assert.deepEqual(ourZombies(), before);
 });
 
-test('the PATH search skips an entry that cannot run and runs a later one', async (t) => {
+test('the PATH search skips an entry that cannot run and runs a later one [L2.spawn.exec]', async (t) => {
   const a = tmpDir(t);
   const b = tmpDir(t);
   writeFileSync(join(a.path, 'prog'), '#!/bin/sh\nexit 1\n', { mode: 0o644 });
@@ -180,7 +179,7 @@ test('the PATH search skips an entry that cannot run and runs a later one', asyn
   child.reap();
 });
 
-test('a missing cwd throws ENOENT with syscall chdir and the cwd as path, leaving no zombie', () => {
+test('a missing cwd throws ENOENT with syscall chdir and the cwd as path, leaving no zombie [L2.spawn.fail]', () => {
   const before = ourZombies();
   assert.throws(() => spawn('true', [], { cwd: '/nonexistent-procpin-dir' }), {
     code: 'ENOENT',
@@ -190,7 +189,7 @@ test('a missing cwd throws ENOENT with syscall chdir and the cwd as path, leavin
   assert.deepEqual(ourZombies(), before);
 });
 
-test('cwd sets the working directory (a string or a file: URL)', async (t) => {
+test('cwd sets the working directory (a string or a file: URL) [L2.spawn.exec]', async (t) => {
   const dir = tmpDir(t);
   for (const cwd of [dir.path, new URL(`file://${dir.path}`)]) {
     const child = spawn('pwd', [], { cwd, stdio: ['ignore', 'pipe', 'inherit'] });
@@ -200,7 +199,7 @@ test('cwd sets the working directory (a string or a file: URL)', async (t) => {
   }
 });
 
-test("processGroup 'new' (the default) makes the child lead a group of its own", async () => {
+test("processGroup 'new' (the default) makes the child lead a group of its own [L2.spawn.group]", async () => {
   const child = spawn('sleep', ['30'], { stdio: 'ignore' });
   const st = procStat(child.pid);
   assert.equal(st.pgid, child.pid);
@@ -210,7 +209,7 @@ test("processGroup 'new' (the default) makes the child lead a group of its own",
   child.reap();
 });
 
-test("processGroup 'session' makes the child lead a new session", async () => {
+test("processGroup 'session' makes the child lead a new session [L2.spawn.group]", async () => {
   const child = spawn('sleep', ['30'], { stdio: 'ignore', processGroup: 'session' });
   const st = procStat(child.pid);
   assert.equal(st.sid, child.pid);
@@ -220,7 +219,7 @@ test("processGroup 'session' makes the child lead a new session", async () => {
   child.reap();
 });
 
-test("processGroup 'inherit' leaves the child in our group", async () => {
+test("processGroup 'inherit' leaves the child in our group [L2.spawn.group]", async () => {
   const child = spawn('sleep', ['30'], { stdio: 'ignore', processGroup: 'inherit' });
   const me = procStat(process.pid);
   const st = procStat(child.pid);
@@ -265,7 +264,7 @@ function runWithFd100(args) {
   });
 }
 
-test('the child sees only fds 0-2, even when the parent holds a descriptor without close-on-exec', async () => {
+test('the child sees only fds 0-2, even when the parent holds a descriptor without close-on-exec [L2.spawn.close-fds]', async () => {
   const r = await runWithFd100([]);
   assert.equal(r.cloexec, false, 'the fixture must hold fd 100 without close-on-exec');
   assert.deepEqual(r.fds, [0, 1, 2]);
@@ -274,7 +273,7 @@ test('the child sees only fds 0-2, even when the parent holds a descriptor witho
   assert.ok(keep.fds.includes(100), String(keep.fds));
 });
 
-test('our own descriptors (pidfds, pipes) never reach a child, even with closeFds false', async () => {
+test('our own descriptors (pidfds, pipes) never reach a child, even with closeFds false [L2.spawn.close-fds]', async () => {
   const holder = spawn('sleep', ['30'], { stdio: 'pipe' });
   const ours = new Set(
     [holder.pidfd, ...holder.stdio.map((s) => s._handle.fd)].map((fd) => readlinkSync(`/proc/self/fd/${fd}`)),
@@ -297,7 +296,7 @@ test('our own descriptors (pidfds, pipes) never reach a child, even with closeFd
   for (const s of holder.stdio) s.destroy();
 });
 
-test('the child starts with an empty signal mask and default dispositions (SIGPIPE not ignored)', async () => {
+test('the child starts with an empty signal mask and default dispositions (SIGPIPE not ignored) [L2.spawn.signals-reset]', async () => {
   const mine = procStatus(process.pid);
   assert.notEqual(BigInt(`0x${mine.SigIgn}`) & (1n << 12n), 0n, 'Node ignores SIGPIPE in the parent');
   const child = spawn('sleep', ['30'], { stdio: 'ignore' });
@@ -311,7 +310,7 @@ test('the child starts with an empty signal mask and default dispositions (SIGPI
   child.reap();
 });
 
-test('the pidfd is close-on-exec, blocking, and refers to the child; reap() closes it', async () => {
+test('the pidfd is close-on-exec, blocking, and refers to the child; reap() closes it [L2.spawn.pidfd]', async () => {
   const child = spawn('sleep', ['30'], { stdio: 'ignore' });
   const fd = child.pidfd;
   assert.ok(fd > 2);
@@ -327,7 +326,7 @@ test('the pidfd is close-on-exec, blocking, and refers to the child; reap() clos
   assert.equal(openFds().includes(fd), false);
 });
 
-test('parentDeathSignal kills the child when its parent is SIGKILLed; without it the child lives on', async () => {
+test('parentDeathSignal kills the child when its parent is SIGKILLed; without it the child lives on [L2.spawn.pdeathsig]', async () => {
   const inner = (sig) => `
     import { spawn } from ${pkg};
     const c = spawn('sleep', ['60'], { stdio: 'ignore', parentDeathSignal: ${sig} });
@@ -358,14 +357,14 @@ test('parentDeathSignal kills the child when its parent is SIGKILLed; without it
   }
 });
 
-test('parentDeathSignal catches a parent that died before the child set it (the re-check)', async () => {
+test('parentDeathSignal catches a parent that died before the child set it (the re-check) [L2.spawn.pdeathsig]', async () => {
   // The child re-checks getppid() after the prctl; a parent that is still there must not trip it.
   const child = spawn('sh', ['-c', 'exit 3'], { stdio: 'ignore', parentDeathSignal: 'SIGTERM' });
   assert.equal((await child.exited).exitCode, 3);
   child.reap();
 });
 
-test('argv0 sets argv[0]; args reach the program unchanged', async () => {
+test('argv0 sets argv[0]; args reach the program unchanged [L2.spawn.exec]', async () => {
   const child = spawn('cat', ['/proc/self/cmdline'], {
     argv0: 'procpin-cat',
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -379,22 +378,18 @@ test('argv0 sets argv[0]; args reach the program unchanged', async () => {
   echo.reap();
 });
 
-test('env replaces the environment, skips undefined values, and its PATH is searched', async () => {
+test('env replaces the environment, skips undefined values, and its PATH is searched [L2.spawn.exec]', async () => {
   const child = spawn('/usr/bin/env', [], {
     env: { FOO: 'bar', NUM: 1, GONE: undefined, PATH: '/usr/bin:/bin' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  assert.deepEqual((await collect(child.stdout)).trim().split('\n').sort(), [
-    'FOO=bar',
-    'NUM=1',
-    'PATH=/usr/bin:/bin',
-  ]);
+  assert.deepEqual((await collect(child.stdout)).trim().split('\n').sort(), ['FOO=bar', 'NUM=1', 'PATH=/usr/bin:/bin']);
   await child.exited;
   child.reap();
   assert.throws(() => spawn('env', [], { env: { PATH: '/nonexistent-dir' } }), { code: 'ENOENT' });
 });
 
-test('strings with NUL bytes and bad options are refused before anything starts', () => {
+test('strings with NUL bytes and bad options are refused before anything starts [C.args.refused-first]', () => {
   const nul = 'a\u0000b';
   for (const call of [
     () => spawn(nul),
@@ -427,7 +422,7 @@ test('strings with NUL bytes and bad options are refused before anything starts'
   });
 });
 
-test('argv or env too large fails with E2BIG, not a crash, and leaves no zombie', () => {
+test('argv or env too large fails with E2BIG, not a crash, and leaves no zombie [L2.spawn.fail]', () => {
   const before = ourZombies();
   // one string longer than MAX_ARG_STRLEN (128 KiB)
   assert.throws(() => spawn('true', ['x'.repeat(256 * 1024)]), { code: 'E2BIG', syscall: 'execve' });
@@ -438,13 +433,13 @@ test('argv or env too large fails with E2BIG, not a crash, and leaves no zombie'
   assert.deepEqual(ourZombies(), before);
 });
 
-test('spawn(file, options) works without args', async () => {
+test('spawn(file, options) works without args [L2.spawn.exec]', async () => {
   const child = spawn('true', { stdio: 'ignore' });
   assert.equal((await child.exited).exitCode, 0);
   child.reap();
 });
 
-test('close() reaps an exited child, is idempotent, and [Symbol.dispose] closes', async () => {
+test('close() reaps an exited child, is idempotent, and [Symbol.dispose] closes [C.handle.close-once]', async () => {
   const child = spawn('true', [], { stdio: 'ignore' });
   await child.exited;
   const fd = child.pidfd;
@@ -463,7 +458,7 @@ test('close() reaps an exited child, is idempotent, and [Symbol.dispose] closes'
   assert.equal(procState(other.pid), null);
 });
 
-test('close() on a running child leaves it running and reaps it the moment it exits', async () => {
+test('close() on a running child leaves it running and reaps it the moment it exits [L2.lifetime]', async () => {
   const child = spawn('sleep', ['30'], { stdio: 'ignore' });
   child.close();
   assert.equal(child.kill('SIGKILL'), false, 'a closed handle sends nothing');
@@ -477,7 +472,7 @@ test('close() on a running child leaves it running and reaps it the moment it ex
   assert.equal(procState(child.pid), null);
 });
 
-test('an unreachable Child is reaped and its pidfd closed once it exited and was collected', async () => {
+test('an unreachable Child is reaped and its pidfd closed once it exited and was collected [L2.lifetime]', async () => {
   setFlagsFromString('--expose-gc');
   const gc = runInNewContext('gc');
   const fdsBefore = openFds().length;
@@ -497,7 +492,7 @@ test('an unreachable Child is reaped and its pidfd closed once it exited and was
   await waitFor(() => openFds().length <= fdsBefore, { what: 'the pidfd to be closed' });
 });
 
-test('an unreachable running Child is reaped when it exits later', async () => {
+test('an unreachable running Child is reaped when it exits later [L2.lifetime]', async () => {
   setFlagsFromString('--expose-gc');
   const gc = runInNewContext('gc');
   let pid;
@@ -519,7 +514,7 @@ test('an unreachable running Child is reaped when it exits later', async () => {
   );
 });
 
-test('awaiting exited keeps the Child alive: the promise resolves though nothing else holds it', async () => {
+test('awaiting exited keeps the Child alive: the promise resolves though nothing else holds it [L2.lifetime]', async () => {
   setFlagsFromString('--expose-gc');
   const gc = runInNewContext('gc');
   const p = spawn('sh', ['-c', 'sleep 0.2; exit 9'], { stdio: 'ignore' }).exited;
@@ -527,7 +522,7 @@ test('awaiting exited keeps the Child alive: the promise resolves though nothing
   assert.equal((await p).exitCode, 9);
 });
 
-test('an unref()ed running child does not keep node alive; a ref()ed one does', async () => {
+test('an unref()ed running child does not keep node alive; a ref()ed one does [L2.lifetime]', async () => {
   const r = await runNode(`
     import { spawn } from ${pkg};
     const c = spawn('sleep', ['30'], { stdio: 'ignore' });
@@ -552,7 +547,7 @@ test('an unref()ed running child does not keep node alive; a ref()ed one does', 
   assert.ok(Date.now() - t0 >= 500);
 });
 
-test('exit watching uses no thread per child and leaves child_process children alone', async () => {
+test('exit watching uses no thread per child and leaves child_process children alone [C.loop.no-block]', async () => {
   const threads = () => readdirSync('/proc/self/task').length;
   const before = threads();
   const cp = cpSpawn('sh', ['-c', 'exit 5']);
@@ -567,7 +562,7 @@ test('exit watching uses no thread per child and leaves child_process children a
   }
 });
 
-test('spawn throws ERR_PROCPIN_SIGCHLD_IGNORED when SIGCHLD is ignored (SIG_IGN or SA_NOCLDWAIT)', async (t) => {
+test('spawn throws ERR_PROCPIN_SIGCHLD_IGNORED when SIGCHLD is ignored (SIG_IGN or SA_NOCLDWAIT) [L2.sigchld.ignored]', async (t) => {
   const so = compileC('sigchld_ignore', { output: 'sigchld_ignore.so', shared: true });
   if (!need(t, so !== null, `cc: ${compileC.lastError}`)) return;
   const script = `
@@ -584,7 +579,7 @@ test('spawn throws ERR_PROCPIN_SIGCHLD_IGNORED when SIGCHLD is ignored (SIG_IGN 
   }
 });
 
-test('openProcess watches a process it did not start: kill, exited, then kill is false', async () => {
+test('openProcess watches a process it did not start: kill, exited, then kill is false [L2.open-process]', async () => {
   const cp = cpSpawn('sleep', ['30']);
   const cpExit = new Promise((r) => cp.on('exit', (code, sig) => r(sig)));
   const h = openProcess(cp.pid);
@@ -603,13 +598,13 @@ test('openProcess watches a process it did not start: kill, exited, then kill is
   assert.equal(h.kill('SIGTERM'), false);
 });
 
-test('openProcess on a pid that names no process throws ESRCH; bad pids are refused', () => {
+test('openProcess on a pid that names no process throws ESRCH; bad pids are refused [L2.open-process]', () => {
   assert.throws(() => openProcess(0x3ffffe), { code: 'ESRCH', syscall: 'pidfd_open', pid: 0x3ffffe });
   assert.throws(() => openProcess(0), { code: 'ERR_OUT_OF_RANGE' });
   assert.throws(() => openProcess('1'), { code: 'ERR_INVALID_ARG_TYPE' });
 });
 
-test('an unref()ed ProcessHandle does not keep node alive', async () => {
+test('an unref()ed ProcessHandle does not keep node alive [L2.open-process]', async () => {
   const r = await runNode(`
     import { openProcess } from ${pkg};
     const h = openProcess(1);
@@ -621,7 +616,7 @@ test('an unref()ed ProcessHandle does not keep node alive', async () => {
   assert.equal(r.stdout.trim(), 'done');
 });
 
-test('Child and ProcessHandle cannot be constructed directly', () => {
+test('Child and ProcessHandle cannot be constructed directly [C.no-crash]', () => {
   assert.throws(() => new procpin.Child(), TypeError);
   assert.throws(() => new procpin.ProcessHandle(), TypeError);
 });

@@ -23,7 +23,7 @@ function lastJson(r) {
   }
 }
 
-test("a child reaped by another library's waitpid(-1) thread is lost: exited, poll and reap say ERR_PROCPIN_CHILD_LOST, and a lost leader's group still dies", async (t) => {
+test("a child reaped by another library's waitpid(-1) thread is lost: exited, poll and reap say ERR_PROCPIN_CHILD_LOST, and a lost leader's group still dies [L2.identity.lost]", async (t) => {
   const so = compileC('foreign_reaper', { output: 'foreign_reaper.so', shared: true });
   if (!need(t, so, `cc for the foreign reaper: ${compileC.lastError}`)) return;
   const r = await runNode(`
@@ -63,7 +63,7 @@ test("a child reaped by another library's waitpid(-1) thread is lost: exited, po
   assert.equal(o.memberGone, o.viaPidfd, "the lost leader's member dies through its pidfd where the kernel has it");
 });
 
-test('SIGCHLD set to ignored after the spawn: the auto-reaped child is reported lost', async (t) => {
+test('SIGCHLD set to ignored after the spawn: the auto-reaped child is reported lost [L2.identity.lost]', async (t) => {
   const so = compileC('sigchld_ignore', { output: 'sigchld_ignore.so', shared: true });
   if (!need(t, so, `cc for the SIGCHLD helper: ${compileC.lastError}`)) return;
   const r = await runNode(`
@@ -77,7 +77,7 @@ test('SIGCHLD set to ignored after the spawn: the auto-reaped child is reported 
   assert.deepEqual(lastJson(r), { exited: LOST, reap: LOST });
 });
 
-test('an exited child traced by a debugger that has not waited does not spin the event loop', async (t) => {
+test('an exited child traced by a debugger that has not waited does not spin the event loop [L2.identity.traced]', async (t) => {
   const tracer = compileC('tracer');
   if (!need(t, tracer, `cc for the tracer: ${compileC.lastError}`)) return;
   const c = spawn('sleep', ['1000'], { stdio: 'ignore' });
@@ -98,7 +98,9 @@ test('an exited child traced by a debugger that has not waited does not spin the
   await new Promise((r) => setTimeout(r, 1000));
   const cpu = process.cpuUsage(cpu0);
   const ms = (cpu.user + cpu.system) / 1000;
-  t.diagnostic(`CPU over an idle ${(performance.now() - wall0).toFixed(0)} ms with a traced zombie: ${ms.toFixed(1)} ms`);
+  t.diagnostic(
+    `CPU over an idle ${(performance.now() - wall0).toFixed(0)} ms with a traced zombie: ${ms.toFixed(1)} ms`,
+  );
   assert.equal(seen, false, 'the exit is not visible to the parent before the tracer lets go');
   assert.ok(ms < 150, `the event loop spun: ${ms} ms of CPU in an idle second`);
   tr.kill('SIGKILL'); // the tracer's end hands the zombie back to its parent
@@ -107,7 +109,7 @@ test('an exited child traced by a debugger that has not waited does not spin the
   c.reap();
 });
 
-test("closing child.pidfd behind procpin's back neither crashes nor makes procpin act on the descriptor that got the number", async () => {
+test("closing child.pidfd behind procpin's back neither crashes nor makes procpin act on the descriptor that got the number [L2.identity.pidfd-closed]", async () => {
   const r = await runNode(`
     import * as p from ${pkg};
     import { closeSync, readlinkSync } from 'node:fs';
@@ -132,20 +134,25 @@ test("closing child.pidfd behind procpin's back neither crashes nor makes procpi
   assert.deepEqual(o, { took: o.took, killed: true, signal: 'SIGKILL', otherFd: true, otherAlive: true });
 });
 
-test('stop() settles for a leader that left its group and ignores SIGTERM: it dies at SIGKILL after the grace', async (t) => {
+test('stop() settles for a leader that left its group and ignores SIGTERM: it dies at SIGKILL after the grace [L3a.stop.settles]', async (t) => {
   if (!need(t, has('python3'), 'python3')) return;
   // The leader moves into its parent's group (ours), so its own group is empty and a group
   // signal gets ESRCH: only its own pidfd still reaches it.
   const g = spawnGroup(
     'python3',
-    ['-c', 'import os,signal,time; signal.signal(signal.SIGTERM, signal.SIG_IGN); os.setpgid(0, os.getpgid(os.getppid())); print("moved", flush=True); time.sleep(1000)'],
+    [
+      '-c',
+      'import os,signal,time; signal.signal(signal.SIGTERM, signal.SIG_IGN); os.setpgid(0, os.getpgid(os.getppid())); print("moved", flush=True); time.sleep(1000)',
+    ],
     { grace: 300, stdio: ['ignore', 'pipe', 'inherit'] },
   );
   let out = '';
   g.leader.stdout.on('data', (d) => (out += d));
   await waitFor(() => out.includes('moved'), { timeout: 10000, what: 'the leader to leave its group' });
   let timer;
-  const bound = new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('stop() did not settle in 10 s')), 10000)));
+  const bound = new Promise(
+    (_, reject) => (timer = setTimeout(() => reject(new Error('stop() did not settle in 10 s')), 10000)),
+  );
   t.after(() => {
     clearTimeout(timer);
     if (!isGone(g.pid)) process.kill(g.pid, 'SIGKILL');
@@ -156,7 +163,7 @@ test('stop() settles for a leader that left its group and ignores SIGTERM: it di
   assert.equal(g.state, 'released');
 });
 
-test('a supervisor that is a subreaper reaps the members re-parented to it once each group is cleaned', async () => {
+test('a supervisor that is a subreaper reaps the members re-parented to it once each group is cleaned [L3a.subreaper]', async () => {
   const r = await runNode(`
     import * as p from ${pkg};
     import { readdirSync, readFileSync } from 'node:fs';
@@ -177,7 +184,7 @@ test('a supervisor that is a subreaper reaps the members re-parented to it once 
   assert.deepEqual(o, { groups: 20, zombies: 0 });
 });
 
-test('Child[Symbol.dispose] on a running child SIGKILLs it, reaps it and closes it', () => {
+test('Child[Symbol.dispose] on a running child SIGKILLs it, reaps it and closes it [L2.dispose]', () => {
   const c = spawn('sleep', ['1000'], { stdio: 'ignore' });
   const pid = c.pid;
   c[Symbol.dispose]();
@@ -188,7 +195,7 @@ test('Child[Symbol.dispose] on a running child SIGKILLs it, reaps it and closes 
   c[Symbol.dispose](); // idempotent
 });
 
-test("Child[Symbol.dispose] refuses a group's leader as close() does", async () => {
+test("Child[Symbol.dispose] refuses a group's leader as close() does [L3a.leader.owned]", async () => {
   const g = spawnGroup('sleep', ['1000'], { stdio: 'ignore', grace: 100 });
   assert.throws(() => g.leader[Symbol.dispose](), { code: 'ERR_PROCPIN_GROUP_LEADER' });
   await g.stop();

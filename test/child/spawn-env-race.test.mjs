@@ -10,8 +10,9 @@ import { root, runNode } from '../helpers.mjs';
 
 const pkgUrl = JSON.stringify(pathToFileURL(join(root, 'dist', 'index.js')).href);
 
-test('default-environment spawns racing a SHARE_ENV Worker that rewrites process.env all start, each with a consistent environment', async () => {
-  const r = await runNode(`
+test('default-environment spawns racing a SHARE_ENV Worker that rewrites process.env all start, each with a consistent environment [L2.spawn.exec]', async () => {
+  const r = await runNode(
+    `
     import { Worker, SHARE_ENV } from 'node:worker_threads';
     const p = await import(${pkgUrl});
     process.env.PROCPIN_STABLE = 'yes';
@@ -56,9 +57,14 @@ test('default-environment spawns racing a SHARE_ENV Worker that rewrites process
     await Promise.all(pending);
     w.postMessage('stop');
     await new Promise((r) => w.once('exit', r));
-    console.log(JSON.stringify(out));`, { timeout: 120000 });
+    console.log(JSON.stringify(out));`,
+    { timeout: 120000 },
+  );
   assert.equal(r.signal, null, r.stderr);
   assert.equal(r.code, 0, r.stderr);
   const out = JSON.parse(r.stdout);
-  assert.deepEqual({ failed: out.failed, bad: out.bad, spawned: out.spawned, samples: out.samples }, { failed: {}, bad: 0, spawned: 600, samples: [] });
+  assert.deepEqual(
+    { failed: out.failed, bad: out.bad, spawned: out.spawned, samples: out.samples },
+    { failed: {}, bad: 0, spawned: 600, samples: [] },
+  );
 });

@@ -32,7 +32,7 @@ async function run(file, args, options) {
   return { info, out };
 }
 
-test('uid and gid are set in the child and its supplementary groups are dropped, as libuv does', async (t) => {
+test('uid and gid are set in the child and its supplementary groups are dropped, as libuv does [L2.spawn.credentials]', async (t) => {
   need(t, isRoot, 'needs root to change uid');
   const c = spawn('sleep', ['30'], { uid: 65534, gid: 65533, stdio: 'ignore' });
   t.after(() => c.kill('SIGKILL'));
@@ -47,7 +47,7 @@ test('uid and gid are set in the child and its supplementary groups are dropped,
   c.reap();
 });
 
-test('a uid that cannot be set fails the start with EPERM from setuid and leaves no child', async (t) => {
+test('a uid that cannot be set fails the start with EPERM from setuid and leaves no child [L2.spawn.credentials]', async (t) => {
   need(t, isRoot, 'needs root to drop to another uid first');
   // An unprivileged parent may not become another user: run the attempt as uid 65534.
   const code = `
@@ -58,7 +58,7 @@ test('a uid that cannot be set fails the start with EPERM from setuid and leaves
   assert.equal(r.stdout.trim(), 'EPERM setuid', r.stderr);
 });
 
-test('uid and gid are validated before anything starts', () => {
+test('uid and gid are validated before anything starts [L2.spawn.credentials]', () => {
   const before = ourChildren();
   assert.throws(() => spawn('true', [], { uid: -1 }), { code: 'ERR_OUT_OF_RANGE' });
   assert.throws(() => spawn('true', [], { uid: 1.5 }), { code: 'ERR_OUT_OF_RANGE' });
@@ -66,7 +66,7 @@ test('uid and gid are validated before anything starts', () => {
   assert.deepEqual(ourChildren(), before);
 });
 
-test('shell: true runs file and args joined by spaces through /bin/sh -c; a string names the shell', async () => {
+test('shell: true runs file and args joined by spaces through /bin/sh -c; a string names the shell [L2.spawn.shell]', async () => {
   const a = await run('echo $0', ['"$((1+2))"'], { shell: true, stdio: ['ignore', 'pipe', 'inherit'] });
   assert.equal(a.out, '/bin/sh 3\n');
   const b = await run('echo $0', [], { shell: '/bin/bash', stdio: ['ignore', 'pipe', 'inherit'] });
@@ -77,7 +77,7 @@ test('shell: true runs file and args joined by spaces through /bin/sh -c; a stri
   assert.throws(() => spawn('true', [], null), { code: 'ERR_INVALID_ARG_TYPE' });
 });
 
-test('an AbortSignal sends killSignal to the child; one aborted already starts it and stops it at once', async () => {
+test('an AbortSignal sends killSignal to the child; one aborted already starts it and stops it at once [L2.spawn.abort-timeout]', async () => {
   const ac = new AbortController();
   const c = spawn('sleep', ['30'], { signal: ac.signal, killSignal: 'SIGINT', stdio: 'ignore' });
   ac.abort();
@@ -89,7 +89,7 @@ test('an AbortSignal sends killSignal to the child; one aborted already starts i
   d.reap();
 });
 
-test('timeout sends killSignal to a child that runs too long, and nothing to one that ended first', async () => {
+test('timeout sends killSignal to a child that runs too long, and nothing to one that ended first [L2.spawn.abort-timeout]', async () => {
   const t0 = performance.now();
   const c = spawn('sleep', ['30'], { timeout: 50, killSignal: 'SIGUSR1', stdio: 'ignore' });
   const info = await c.exited;
@@ -103,7 +103,7 @@ test('timeout sends killSignal to a child that runs too long, and nothing to one
   assert.throws(() => spawn('true', [], { killSignal: 'SIGNOPE' }), { code: 'ERR_UNKNOWN_SIGNAL' });
 });
 
-test('stdio takes a Stream that has a descriptor: process.stderr and a connected net.Socket', async (t) => {
+test('stdio takes a Stream that has a descriptor: process.stderr and a connected net.Socket [L2.spawn.stdio]', async (t) => {
   const server = net.createServer();
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
   t.after(() => server.close());
@@ -128,7 +128,7 @@ test('stdio takes a Stream that has a descriptor: process.stderr and a connected
   });
 });
 
-test('an unknown or unimplemented option throws ERR_INVALID_ARG_VALUE naming it and starts nothing', () => {
+test('an unknown or unimplemented option throws ERR_INVALID_ARG_VALUE naming it and starts nothing [C.options.unknown]', () => {
   const before = ourChildren();
   for (const [fn, name] of [
     [spawn, 'spawn'],
@@ -153,10 +153,13 @@ test('an unknown or unimplemented option throws ERR_INVALID_ARG_VALUE naming it 
   // An unknown name whose value is undefined means nothing and is not refused.
   const c = spawn('true', [], { stdio: 'ignore', detached: undefined });
   c.kill('SIGKILL');
-  assert.deepEqual(ourChildren().filter((p) => p !== c.pid), before);
+  assert.deepEqual(
+    ourChildren().filter((p) => p !== c.pid),
+    before,
+  );
 });
 
-test('options are read once: a getter that answers differently the second time never reaches the child', async () => {
+test('options are read once: a getter that answers differently the second time never reaches the child [C.options.once]', async () => {
   for (const fn of [spawn, spawnGroup, cpSpawn]) {
     let reads = 0;
     const options = {
@@ -185,7 +188,7 @@ test('options are read once: a getter that answers differently the second time n
   }
 });
 
-test('a signal look-alike whose addEventListener throws starts nothing (no leader left running)', () => {
+test('a signal look-alike whose addEventListener throws starts nothing (no leader left running) [L2.spawn.abort-timeout]', () => {
   const lookAlike = {
     aborted: false,
     addEventListener() {
@@ -200,7 +203,7 @@ test('a signal look-alike whose addEventListener throws starts nothing (no leade
   assert.deepEqual(ourChildren(), before, 'no child was started');
 });
 
-test('descriptors inherited at 0-2 reach the child blocking: 300,000 lines through a slow non-blocking pipe arrive whole', async (t) => {
+test('descriptors inherited at 0-2 reach the child blocking: 300,000 lines through a slow non-blocking pipe arrive whole [L2.spawn.stdio-blocking]', async (t) => {
   need(t, true, '');
   // The supervisor's stdout is a pipe that Node made non-blocking (process.stdout on a pipe);
   // its reader is slow, so the pipe fills and a non-blocking writer gets EAGAIN.
@@ -216,7 +219,7 @@ test('descriptors inherited at 0-2 reach the child blocking: 300,000 lines throu
   assert.equal(r.stdout.trim(), '300000 300000');
 });
 
-test('the flag cleared is the one libuv clears: child_process and procpin leave the same flags behind', async () => {
+test('the flag cleared is the one libuv clears: child_process and procpin leave the same flags behind [L2.spawn.stdio-blocking]', async () => {
   const code = (mod) => `
     const m = require(${JSON.stringify(mod)});
     const fs = require('node:fs');
@@ -233,7 +236,10 @@ test('the flag cleared is the one libuv clears: child_process and procpin leave 
     env: { C: code('node:child_process') },
   });
   assert.equal(ours.stderr.trim(), theirs.stderr.trim());
-  const [before, after] = ours.stderr.trim().split(' ').map((o) => parseInt(o, 8));
+  const [before, after] = ours.stderr
+    .trim()
+    .split(' ')
+    .map((o) => parseInt(o, 8));
   assert.ok(before & 0o4000, 'Node made its stdout pipe non-blocking');
   assert.equal(after & 0o4000, 0, 'the child got it blocking (and so, as with libuv, the shared description)');
   void CI;

@@ -16,7 +16,7 @@ function within(promise, ms, what) {
   return Promise.race([promise, limit]).finally(() => clearTimeout(timer));
 }
 
-test('ProcessHandle close() closes its pidfd once, is idempotent, and [Symbol.dispose] closes', async () => {
+test('ProcessHandle close() closes its pidfd once, is idempotent, and [Symbol.dispose] closes [C.handle.close-once]', async () => {
   const cp = cpSpawn('sleep', ['30'], { stdio: 'ignore' });
   try {
     const before = openFds();
@@ -39,7 +39,7 @@ test('ProcessHandle close() closes its pidfd once, is idempotent, and [Symbol.di
   }
 });
 
-test('a dropped ProcessHandle that was unref()ed releases its pidfd when it is garbage-collected', async () => {
+test('a dropped ProcessHandle that was unref()ed releases its pidfd when it is garbage-collected [C.handle.close-once]', async () => {
   // pid 1 never exits: the only way for these descriptors to go is the collection of their handles.
   const r = await runNode(
     `
@@ -65,7 +65,7 @@ test('a dropped ProcessHandle that was unref()ed releases its pidfd when it is g
   assert.equal(left, 0, `${left} of 50 pidfds stay open after their handles became unreachable`);
 });
 
-test('a ProcessHandle on a process that exits settles exited and kill() turns false, leaving no descriptor once closed', async () => {
+test('a ProcessHandle on a process that exits settles exited and kill() turns false, leaving no descriptor once closed [L2.open-process]', async () => {
   const cp = cpSpawn('sleep', ['30'], { stdio: 'ignore' });
   const before = openFds();
   const h = openProcess(cp.pid);

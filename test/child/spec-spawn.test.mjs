@@ -8,39 +8,38 @@ import { join } from 'node:path';
 import { spawn } from '../../dist/index.js';
 import { openFds, tmpDir } from '../helpers.mjs';
 
-test(
-  'an executable script without #! runs through /bin/sh with its arguments, as execvp and child_process run it',
-  async (t) => {
-    const dir = tmpDir('procpin-noshebang-');
-    t.after(() => dir[Symbol.dispose]());
-    const file = join(dir.path, 'script');
-    writeFileSync(file, 'exit $(($1 + $#))\n');
-    chmodSync(file, 0o755);
-    assert.equal(spawnSync(file, ['5']).status, 6, 'child_process runs it');
-    const c = spawn(file, ['5'], { stdio: 'ignore' });
-    const info = await c.exited;
-    c.reap();
-    assert.equal(info.exitCode, 6);
-    // Without arguments too (argv is then just the script's path).
-    const d = spawn(file, [], { stdio: 'ignore' });
-    const none = await d.exited;
-    d.reap();
-    assert.equal(none.exitCode, 0);
-  },
-);
+test('an executable script without #! runs through /bin/sh with its arguments, as execvp and child_process run it [L2.spawn.exec]', async (t) => {
+  const dir = tmpDir('procpin-noshebang-');
+  t.after(() => dir[Symbol.dispose]());
+  const file = join(dir.path, 'script');
+  writeFileSync(file, 'exit $(($1 + $#))\n');
+  chmodSync(file, 0o755);
+  assert.equal(spawnSync(file, ['5']).status, 6, 'child_process runs it');
+  const c = spawn(file, ['5'], { stdio: 'ignore' });
+  const info = await c.exited;
+  c.reap();
+  assert.equal(info.exitCode, 6);
+  // Without arguments too (argv is then just the script's path).
+  const d = spawn(file, [], { stdio: 'ignore' });
+  const none = await d.exited;
+  d.reap();
+  assert.equal(none.exitCode, 0);
+});
 
-test('an env value that cannot become a string is refused before anything starts, not passed as "Symbol(x)"', () => {
+test('an env value that cannot become a string is refused before anything starts, not passed as "Symbol(x)" [C.args.refused-first]', () => {
   const before = openFds();
   assert.throws(() => spawn('true', [], { env: { A: Symbol('x') }, stdio: 'ignore' }), TypeError);
   assert.deepEqual(openFds(), before);
 });
 
-test('without options.env the child gets process.env as it is now, set and deleted variables included', async () => {
+test('without options.env the child gets process.env as it is now, set and deleted variables included [L2.spawn.exec]', async () => {
   process.env.PROCPIN_SPEC_SET = 'yes';
   process.env.PROCPIN_SPEC_GONE = 'still here';
   delete process.env.PROCPIN_SPEC_GONE;
   try {
-    const c = spawn('sh', ['-c', 'test "$PROCPIN_SPEC_SET" = yes && test -z "${PROCPIN_SPEC_GONE+x}"'], { stdio: 'ignore' });
+    const c = spawn('sh', ['-c', 'test "$PROCPIN_SPEC_SET" = yes && test -z "${PROCPIN_SPEC_GONE+x}"'], {
+      stdio: 'ignore',
+    });
     const info = await c.exited;
     c.reap();
     assert.equal(info.exitCode, 0);
@@ -49,7 +48,7 @@ test('without options.env the child gets process.env as it is now, set and delet
   }
 });
 
-test("a child spawned from a Worker gets the Worker's own process.env", async () => {
+test("a child spawned from a Worker gets the Worker's own process.env [L2.spawn.exec]", async () => {
   const { Worker } = await import('node:worker_threads');
   const code = `
     const { parentPort } = require('node:worker_threads');

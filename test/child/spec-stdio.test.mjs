@@ -9,7 +9,7 @@ import { openFds, waitFor } from '../helpers.mjs';
 
 const closed = (s) => (s.closed ? Promise.resolve() : new Promise((r) => s.once('close', r)));
 
-test('child_process (the model): a finished child with default stdio leaves no descriptor', async () => {
+test('child_process (the model): a finished child with default stdio leaves no descriptor [L2.lifetime]', async () => {
   const before = openFds();
   for (let i = 0; i < 10; i++) {
     const c = cpSpawn('true');
@@ -20,7 +20,7 @@ test('child_process (the model): a finished child with default stdio leaves no d
   await waitFor(() => openFds().length === before.length, { timeout: 2000, what: 'descriptors back' });
 });
 
-test('a reaped child with default stdio holds no descriptor once its output has been read', async () => {
+test('a reaped child with default stdio holds no descriptor once its output has been read [L2.lifetime]', async () => {
   const before = openFds();
   for (let i = 0; i < 10; i++) {
     const c = spawn('true');

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { pkg, procLib, root, runNode, testBinding, tmpDir } from '../helpers.mjs';
 import { runs } from '../fixtures/reliab-lib.mjs';
 
-test('Workers terminated mid-work dozens of times in a loop never take the process down, and leave none of their groups', async (t) => {
+test('Workers terminated mid-work dozens of times in a loop never take the process down, and leave none of their groups [L3a.end.worker]', async (t) => {
   const dir = tmpDir('procpin-wterm-');
   t.after(() => dir[Symbol.dispose]());
   const rounds = runs(60, 300);
@@ -81,7 +81,7 @@ const lateCalls = {
   scanTestHook: () => 'binding.scanTestHook(0, false)',
 };
 for (const [name, call] of Object.entries(lateCalls)) {
-  test(`A binding call (${name}) made after terminate() was called, before the Worker stopped, does not take the process down`, async (t) => {
+  test(`A binding call (${name}) made after terminate() was called, before the Worker stopped, does not take the process down [L2.worker]`, async (t) => {
     const dir = tmpDir('procpin-wlate-');
     t.after(() => dir[Symbol.dispose]());
     const binding = JSON.stringify(join(root, 'dist', 'binding.js'));

@@ -11,11 +11,13 @@ function events(child) {
     child.on(ev, (...a) => list.push([ev, ...a.map((x) => (x instanceof Error ? x.name : x))]));
   }
   return new Promise((resolve) =>
-    child.once('close', () => resolve({ list, killed: child.killed, exitCode: child.exitCode, signalCode: child.signalCode })),
+    child.once('close', () =>
+      resolve({ list, killed: child.killed, exitCode: child.exitCode, signalCode: child.signalCode }),
+    ),
   );
 }
 
-test('a timeout that ends the child sets killed, as child_process does', async () => {
+test('a timeout that ends the child sets killed, as child_process does [L2b.group]', async () => {
   for (const impl of [cp.spawn, spawn]) {
     for (const killSignal of [undefined, 'SIGKILL']) {
       const r = await events(impl('sleep', ['30'], { timeout: 50, killSignal }));
@@ -25,7 +27,7 @@ test('a timeout that ends the child sets killed, as child_process does', async (
   }
 });
 
-test('an abort that ends the child sets killed, as child_process does', async () => {
+test('an abort that ends the child sets killed, as child_process does [L2b.group]', async () => {
   for (const impl of [cp.spawn, spawn]) {
     const ac = new AbortController();
     const c = impl('sleep', ['30'], { signal: ac.signal });
@@ -33,18 +35,21 @@ test('an abort that ends the child sets killed, as child_process does', async ()
     c.once('spawn', () => ac.abort());
     const r = await ended;
     assert.equal(r.killed, true);
-    assert.deepEqual(r.list.map((e) => e[0]), ['spawn', 'error', 'exit', 'close']);
+    assert.deepEqual(
+      r.list.map((e) => e[0]),
+      ['spawn', 'error', 'exit', 'close'],
+    );
   }
 });
 
-test("a signal aborted before spawn gives 'spawn' first, then 'error', as child_process does", async () => {
+test("a signal aborted before spawn gives 'spawn' first, then 'error', as child_process does [L2b.events]", async () => {
   const want = (await events(cp.spawn('sleep', ['30'], { signal: AbortSignal.abort() }))).list;
   const got = await events(spawn('sleep', ['30'], { signal: AbortSignal.abort() }));
   assert.deepEqual(got.list, want);
   assert.equal(got.killed, true);
 });
 
-test('stdin is destroyed when the child exits: a late write is no uncaught EPIPE, as with child_process', async () => {
+test('stdin is destroyed when the child exits: a late write is no uncaught EPIPE, as with child_process [L2b.node-cases]', async () => {
   for (const impl of [cp.spawn, spawn]) {
     const c = impl('true');
     const errors = [];
@@ -61,7 +66,7 @@ test('stdin is destroyed when the child exits: a late write is no uncaught EPIPE
   }
 });
 
-test("an env that inherits from another object (Object.create(process.env)) passes the inherited variables, as child_process does", async () => {
+test('an env that inherits from another object (Object.create(process.env)) passes the inherited variables, as child_process does [L2b.options]', async () => {
   const env = Object.create({ ...process.env, PROCPIN_INHERITED: 'yes' });
   env.PROCPIN_OWN = 'own';
   for (const impl of [cp.spawn, spawn]) {
@@ -74,7 +79,7 @@ test("an env that inherits from another object (Object.create(process.env)) pass
   }
 });
 
-test('keys polluted onto Object.prototype reach neither the options nor the environment', async () => {
+test('keys polluted onto Object.prototype reach neither the options nor the environment [L2b.options]', async () => {
   Object.prototype.PROCPIN_POLLUTED = 'bad';
   Object.prototype.shell = true;
   try {

@@ -17,20 +17,20 @@ const require = createRequire(import.meta.url);
 function record(child) {
   const events = [];
   for (const ev of ['spawn', 'exit', 'error', 'close']) {
-    child.on(ev, (...args) => events.push([ev, ...args.map((a) => (a instanceof Error ? a.code ?? a.name : a))]));
+    child.on(ev, (...args) => events.push([ev, ...args.map((a) => (a instanceof Error ? (a.code ?? a.name) : a))]));
   }
   const closed = new Promise((resolve) => child.once('close', () => resolve(events)));
   return { events, closed };
 }
 
-test('require and import give the same spawn; ChildProcess and ProcessGroup come with it', () => {
+test('require and import give the same spawn; ChildProcess and ProcessGroup come with it [C.module.dual]', () => {
   const cjs = require('procpin/child_process');
   assert.equal(cjs.spawn, spawn);
   assert.equal(cjs.ChildProcess, ChildProcess);
   assert.equal(cjs.ProcessGroup, ProcessGroup);
 });
 
-test('events come in child_process order with its arguments: spawn, exit, close after the output ended (Node: test-child-process-spawn-event)', async () => {
+test('events come in child_process order with its arguments: spawn, exit, close after the output ended (Node: test-child-process-spawn-event) [L2b.events]', async () => {
   for (const impl of [cp.spawn, spawn]) {
     const c = impl('sh', ['-c', 'echo ok; exit 3']);
     const r = record(c);
@@ -44,14 +44,18 @@ test('events come in child_process order with its arguments: spawn, exit, close 
     let stdoutEnded = false;
     c.stdout.on('end', () => (stdoutEnded = true));
     c.on('close', () => assert.ok(stdoutEnded, "'close' comes after stdout ended"));
-    assert.deepEqual(await r.closed, [['spawn'], ['exit', 3, null], ['close', 3, null]], impl === spawn ? 'procpin' : 'node');
+    assert.deepEqual(
+      await r.closed,
+      [['spawn'], ['exit', 3, null], ['close', 3, null]],
+      impl === spawn ? 'procpin' : 'node',
+    );
     assert.equal(out, 'ok\n');
     assert.equal(c.exitCode, 3);
     assert.equal(c.signalCode, null);
   }
 });
 
-test("a failed start emits 'error' then 'close' asynchronously, shaped as child_process's, and throws nothing (Node: test-child-process-spawn-error)", async () => {
+test("a failed start emits 'error' then 'close' asynchronously, shaped as child_process's, and throws nothing (Node: test-child-process-spawn-error) [L2b.start-error]", async () => {
   const theirs = cp.spawn('procpin-no-such-cmd', ['bar']);
   const ours = spawn('procpin-no-such-cmd', ['bar']);
   for (const c of [theirs, ours]) {
@@ -69,7 +73,7 @@ test("a failed start emits 'error' then 'close' asynchronously, shaped as child_
   assert.equal(ours.exitCode, theirs.exitCode);
 });
 
-test('a cwd that does not exist is an ENOENT error event; "" and null mean no chdir (Node: test-child-process-cwd)', async () => {
+test('a cwd that does not exist is an ENOENT error event; "" and null mean no chdir (Node: test-child-process-cwd) [L2b.start-error]', async () => {
   const bad = spawn('pwd', [], { cwd: '/procpin-does-not-exist' });
   const err = await new Promise((r) => bad.once('error', r));
   assert.equal(err.code, 'ENOENT');
@@ -84,7 +88,7 @@ test('a cwd that does not exist is an ENOENT error event; "" and null mean no ch
   assert.throws(() => spawn('pwd', [], { cwd: new URL('http://example.com/') }), /scheme file/);
 });
 
-test('kill() sets killed and signalCode; exit gives (null, SIGTERM) (Node: test-child-process-kill)', async () => {
+test('kill() sets killed and signalCode; exit gives (null, SIGTERM) (Node: test-child-process-kill) [L2b.group]', async () => {
   const c = spawn('cat');
   const r = record(c);
   assert.equal(c.killed, false);
@@ -98,7 +102,7 @@ test('kill() sets killed and signalCode; exit gives (null, SIGTERM) (Node: test-
   assert.throws(() => c.kill('SIGNOPE'), { code: 'ERR_UNKNOWN_SIGNAL' });
 });
 
-test('kill() signals the whole group, and the leader exit cleans what is left (what tree-kill was for)', async () => {
+test('kill() signals the whole group, and the leader exit cleans what is left (what tree-kill was for) [L2b.group]', async () => {
   const c = spawn('sh', ['-c', 'sleep 300 & sleep 300 & echo $!; wait'], { grace: 200 });
   let out = '';
   c.stdout.on('data', (d) => (out += d));
@@ -114,7 +118,7 @@ test('kill() signals the whole group, and the leader exit cleans what is left (w
   assert.deepEqual(liveMembers(c.pid), []);
 });
 
-test("a background member holding stdout does not hold 'close': the group is cleaned at the leader's exit", async () => {
+test("a background member holding stdout does not hold 'close': the group is cleaned at the leader's exit [L2b.group]", async () => {
   const c = spawn('sh', ['-c', 'sleep 300 & echo started'], { grace: 100 });
   c.stdout.resume();
   const t0 = performance.now();
@@ -123,7 +127,7 @@ test("a background member holding stdout does not hold 'close': the group is cle
   assert.ok(performance.now() - t0 < 10_000);
 });
 
-test('timeout sends killSignal, and a bad timeout is ERR_OUT_OF_RANGE (Node: test-child-process-spawn-timeout-kill-signal)', async () => {
+test('timeout sends killSignal, and a bad timeout is ERR_OUT_OF_RANGE (Node: test-child-process-spawn-timeout-kill-signal) [L2b.node-cases]', async () => {
   for (const killSignal of [undefined, 'SIGKILL']) {
     const c = spawn('sleep', ['300'], { timeout: 5, killSignal });
     const [, sig] = await new Promise((r) => c.once('exit', (...a) => r(a)));
@@ -139,7 +143,7 @@ test('timeout sends killSignal, and a bad timeout is ERR_OUT_OF_RANGE (Node: tes
   assert.equal(getEventListeners(ac.signal, 'abort').length, 0);
 });
 
-test("an AbortSignal stops it and emits an AbortError with the reason as cause; one aborted after the exit emits nothing (Node: test-child-process-spawn-controller)", async () => {
+test('an AbortSignal stops it and emits an AbortError with the reason as cause; one aborted after the exit emits nothing (Node: test-child-process-spawn-controller) [L2b.node-cases]', async () => {
   for (const reason of [undefined, new Error('boom'), 'boom']) {
     for (const early of [false, true]) {
       const ac = new AbortController();
@@ -162,7 +166,7 @@ test("an AbortSignal stops it and emits an AbortError with the reason as cause; 
   await new Promise((r) => c.once('close', r));
 });
 
-test('argument combinations are validated as child_process does (Node: test-child-process-spawn-typeerror)', async () => {
+test('argument combinations are validated as child_process does (Node: test-child-process-spawn-typeerror) [L2b.options]', async () => {
   const type = { code: 'ERR_INVALID_ARG_TYPE', name: 'TypeError' };
   assert.throws(() => spawn('x', 'this is not an array'), type);
   assert.throws(() => spawn(), type);
@@ -181,7 +185,7 @@ test('argument combinations are validated as child_process does (Node: test-chil
   for (const c of children) assert.equal(c.exitCode, 0);
 });
 
-test('NUL bytes in file, args, env or cwd are refused (Node: test-child-process-reject-null-bytes)', () => {
+test('NUL bytes in file, args, env or cwd are refused (Node: test-child-process-reject-null-bytes) [L2b.node-cases]', () => {
   for (const bad of [
     () => spawn('tr\0ue'),
     () => spawn('true', ['a\0b']),
@@ -194,7 +198,7 @@ test('NUL bytes in file, args, env or cwd are refused (Node: test-child-process-
   }
 });
 
-test('argv0, spawnfile and spawnargs are as child_process has them, also with shell (Node: test-child-process-spawn-argv0, -spawn-shell)', async () => {
+test('argv0, spawnfile and spawnargs are as child_process has them, also with shell (Node: test-child-process-spawn-argv0, -spawn-shell) [L2b.node-cases]', async () => {
   for (const [cmd, args, options] of [
     ['sh', ['-c', 'echo $0'], { argv0: 'procpin-argv0' }],
     ['echo $((2+3))', [], { shell: true }],
@@ -218,7 +222,7 @@ test('argv0, spawnfile and spawnargs are as child_process has them, also with sh
   }
 });
 
-test('env is the given one, and process.env without it (Node: test-child-process-env, -default-options)', async () => {
+test('env is the given one, and process.env without it (Node: test-child-process-env, -default-options) [L2b.node-cases]', async () => {
   process.env.PROCPIN_CP_DEFAULT = 'inherited';
   const read = (options) =>
     new Promise((r) => {
@@ -232,18 +236,26 @@ test('env is the given one, and process.env without it (Node: test-child-process
   delete process.env.PROCPIN_CP_DEFAULT;
 });
 
-test("stdio 'inherit', 'ignore', arrays and 'overlapped' give the streams child_process gives (Node: test-child-process-stdio, -stdio-overlapped)", () => {
-  for (const stdio of ['inherit', 'ignore', ['pipe', 'ignore', 'inherit'], ['ignore', 'pipe'], 'overlapped', undefined]) {
+test("stdio 'inherit', 'ignore', arrays and 'overlapped' give the streams child_process gives (Node: test-child-process-stdio, -stdio-overlapped) [L2b.node-cases]", () => {
+  for (const stdio of [
+    'inherit',
+    'ignore',
+    ['pipe', 'ignore', 'inherit'],
+    ['ignore', 'pipe'],
+    'overlapped',
+    undefined,
+  ]) {
     const theirs = cp.spawn('true', [], { stdio });
     const ours = spawn('true', [], { stdio });
-    for (let i = 0; i < 3; i++) assert.equal(ours.stdio[i] === null, theirs.stdio[i] === null, `${String(stdio)} [${i}]`);
+    for (let i = 0; i < 3; i++)
+      assert.equal(ours.stdio[i] === null, theirs.stdio[i] === null, `${String(stdio)} [${i}]`);
     ours.kill('SIGKILL');
   }
   assert.throws(() => spawn('true', [], { stdio: 'bogus' }), { code: 'ERR_INVALID_ARG_VALUE' });
   assert.throws(() => spawn('true', [], { stdio: ['pipe', 'pipe', 'pipe', 'ipc'] }), { code: 'ERR_INVALID_ARG_VALUE' });
 });
 
-test('stdin reaches the child and its output comes back whole (Node: test-child-process-stdin, -double-pipe)', async () => {
+test('stdin reaches the child and its output comes back whole (Node: test-child-process-stdin, -double-pipe) [L2b.node-cases]', async () => {
   const c = spawn('cat');
   let out = '';
   c.stdout.setEncoding('utf8');
@@ -256,7 +268,7 @@ test('stdin reaches the child and its output comes back whole (Node: test-child-
   assert.equal(c.connected, false);
 });
 
-test("'close' comes after a read(0)-touched stdout, and a 'readable' reader gets all of it (Node: test-child-process-flush-stdio)", async () => {
+test("'close' comes after a read(0)-touched stdout, and a 'readable' reader gets all of it (Node: test-child-process-flush-stdio) [L2b.events]", async () => {
   const p = spawn('echo', []);
   p.stdout.read();
   assert.deepEqual(await new Promise((r) => p.once('close', (...a) => r(a))), [0, null]);
@@ -270,7 +282,7 @@ test("'close' comes after a read(0)-touched stdout, and a 'readable' reader gets
   assert.equal(Buffer.concat(buffer).toString().trim(), '123');
 });
 
-test('detached: true makes the group a new session; it is cleaned all the same', async () => {
+test('detached: true makes the group a new session; it is cleaned all the same [L2b.options]', async () => {
   const c = spawn('sleep', ['300'], { detached: true, stdio: 'ignore' });
   await new Promise((r) => c.once('spawn', r));
   const st = procStat(c.pid);
@@ -281,13 +293,13 @@ test('detached: true makes the group a new session; it is cleaned all the same',
   assert.throws(() => spawn('true', [], { detached: 'yes' }), { code: 'ERR_INVALID_ARG_TYPE' });
 });
 
-test('windowsHide and windowsVerbatimArguments are accepted and mean nothing', async () => {
+test('windowsHide and windowsVerbatimArguments are accepted and mean nothing [L2b.options]', async () => {
   const c = spawn('true', [], { windowsHide: true, windowsVerbatimArguments: true, stdio: 'ignore' });
   const [code] = await new Promise((r) => c.once('close', (...a) => r(a)));
   assert.equal(code, 0);
 });
 
-test('Symbol.asyncDispose (what await using calls) stops the group and waits for close', async () => {
+test('Symbol.asyncDispose (what await using calls) stops the group and waits for close [L2b.group]', async () => {
   const c = spawn('sleep', ['300'], { stdio: 'ignore', grace: 100 });
   let closed = false;
   c.once('close', () => (closed = true));
@@ -297,7 +309,7 @@ test('Symbol.asyncDispose (what await using calls) stops the group and waits for
   assert.ok(isGone(c.pid));
 });
 
-test('undefined, null and [] all stand for "no args" and the options still apply (Node: test-child-process-spawn-args)', async () => {
+test('undefined, null and [] all stand for "no args" and the options still apply (Node: test-child-process-spawn-args) [L2b.node-cases]', async () => {
   const dir = tmpdir();
   const outs = await Promise.all(
     [undefined, null, []].map(
@@ -313,14 +325,17 @@ test('undefined, null and [] all stand for "no args" and the options still apply
   assert.deepEqual([...new Set(outs)], [dir]);
 });
 
-test("a child writing 100,000 bytes to an inherited stdout exits 0 (Node: test-child-process-set-blocking)", async () => {
+test('a child writing 100,000 bytes to an inherited stdout exits 0 (Node: test-child-process-set-blocking) [L2b.node-cases]', async () => {
   // Run under a parent whose stdout is a pipe, as the test runner's is.
   const code = `
     const { spawn } = require('procpin/child_process');
     const c = spawn('sh', ['-c', 'head -c 100000 /dev/zero | tr "\\\\0" C; echo'], { stdio: 'inherit' });
     c.on('exit', (code) => process.stderr.write('exit ' + code + '\\n'));`;
   const r = await new Promise((resolve) => {
-    const p = cp.spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'pipe'], cwd: new URL('../..', import.meta.url) });
+    const p = cp.spawn(process.execPath, ['-e', code], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: new URL('../..', import.meta.url),
+    });
     let out = 0;
     let err = '';
     p.stdout.on('data', (d) => (out += d.length));
@@ -331,7 +346,7 @@ test("a child writing 100,000 bytes to an inherited stdout exits 0 (Node: test-c
   assert.equal(r.out, 100_001);
 });
 
-test("stdin written past its buffer and ended before it drained arrives whole (Node: test-child-process-stdio-big-write-end)", async () => {
+test('stdin written past its buffer and ended before it drained arrives whole (Node: test-child-process-stdio-big-write-end) [L2b.node-cases]', async () => {
   const c = spawn('wc', ['-c']);
   let n = '';
   c.stdout.setEncoding('ascii');

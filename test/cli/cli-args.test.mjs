@@ -6,7 +6,7 @@ import { parseDuration, parsePid, parseSignal, UsageError } from '../../dist/cli
 import { EXIT, exitStatusOf, spawnFailureStatus } from '../../dist/cli/status.js';
 import { procpin } from './cli-helpers.mjs';
 
-test('durations are milliseconds, or a number with ms, s, m or h', () => {
+test('durations are milliseconds, or a number with ms, s, m or h [CLI.usage]', () => {
   const cases = {
     0: 0,
     1500: 1500,
@@ -17,18 +17,44 @@ test('durations are milliseconds, or a number with ms, s, m or h', () => {
     '1.5s': 1500,
     '0.25m': 15000,
     '1.2ms': 2, // rounded up to whole milliseconds
-    '2147483647': 2147483647,
+    2147483647: 2147483647,
   };
   for (const [text, ms] of Object.entries(cases)) assert.equal(parseDuration(String(text)), ms, text);
 });
 
-test('a duration that is not one is a usage error', () => {
-  for (const junk of ['', 'abc', '2x', '-1', '+1', '1e3', ' 2s', '2s ', '2 s', 'Infinity', 'NaN', '0x10', '1.', '.5s', '1.5.2', 's', 'ms', '2S', '1d', '2147483648', '25d']) {
-    assert.throws(() => parseDuration(junk, 'grace'), (e) => e instanceof UsageError && /invalid grace/.test(e.message), junk);
+test('a duration that is not one is a usage error [CLI.usage]', () => {
+  for (const junk of [
+    '',
+    'abc',
+    '2x',
+    '-1',
+    '+1',
+    '1e3',
+    ' 2s',
+    '2s ',
+    '2 s',
+    'Infinity',
+    'NaN',
+    '0x10',
+    '1.',
+    '.5s',
+    '1.5.2',
+    's',
+    'ms',
+    '2S',
+    '1d',
+    '2147483648',
+    '25d',
+  ]) {
+    assert.throws(
+      () => parseDuration(junk, 'grace'),
+      (e) => e instanceof UsageError && /invalid grace/.test(e.message),
+      junk,
+    );
   }
 });
 
-test('a signal may be named with or without SIG, in any case, or by number', () => {
+test('a signal may be named with or without SIG, in any case, or by number [CLI.usage]', () => {
   assert.equal(parseSignal('TERM'), 'SIGTERM');
   assert.equal(parseSignal('sigint'), 'SIGINT');
   assert.equal(parseSignal('SIGKILL'), 'SIGKILL');
@@ -39,7 +65,7 @@ test('a signal may be named with or without SIG, in any case, or by number', () 
   }
 });
 
-test('a pid is decimal, positive, without sign or leading zero', () => {
+test('a pid is decimal, positive, without sign or leading zero [CLI.usage]', () => {
   assert.equal(parsePid('1'), 1);
   assert.equal(parsePid('4194304'), 4194304);
   for (const junk of ['', '0', '-1', '+1', '01', '1.0', 'abc', '0x10', '2147483648', ' 1']) {
@@ -47,7 +73,7 @@ test('a pid is decimal, positive, without sign or leading zero', () => {
   }
 });
 
-test('a command that did not start gives 127 when not found, 126 when not runnable, else 125', () => {
+test('a command that did not start gives 127 when not found, 126 when not runnable, else 125 [CLI.run.status]', () => {
   const err = (code, syscall) => Object.assign(new Error(code), { code, syscall });
   assert.equal(spawnFailureStatus(err('ENOENT', 'execve')), EXIT.NOT_FOUND);
   assert.equal(spawnFailureStatus(err('ENOENT', 'spawn')), EXIT.NOT_FOUND);
@@ -59,12 +85,15 @@ test('a command that did not start gives 127 when not found, 126 when not runnab
   assert.equal(spawnFailureStatus(err('EMFILE', 'spawn')), EXIT.PROCPIN_FAILED);
   assert.equal(spawnFailureStatus(err('EAGAIN', 'clone3')), EXIT.PROCPIN_FAILED);
   assert.equal(spawnFailureStatus(err('EPERM', 'prctl')), EXIT.PROCPIN_FAILED);
-  assert.equal(spawnFailureStatus(Object.assign(new Error('x'), { code: 'ERR_PROCPIN_SIGCHLD_IGNORED' })), EXIT.PROCPIN_FAILED);
+  assert.equal(
+    spawnFailureStatus(Object.assign(new Error('x'), { code: 'ERR_PROCPIN_SIGCHLD_IGNORED' })),
+    EXIT.PROCPIN_FAILED,
+  );
   assert.equal(spawnFailureStatus(new TypeError('bug')), EXIT.PROCPIN_FAILED);
   assert.equal(spawnFailureStatus(undefined), EXIT.PROCPIN_FAILED);
 });
 
-test('the exit status is the code, 128+N for signal N, 124 only when the timeout stopped a running leader', () => {
+test('the exit status is the code, 128+N for signal N, 124 only when the timeout stopped a running leader [CLI.run.status]', () => {
   const num = (name) => ({ SIGKILL: 9, SIGINT: 2, SIGTERM: 15, SIGUSR1: 10 })[name];
   const r = (o) => ({ exitCode: null, signal: null, timedOut: false, stoppedWhileRunning: false, ...o });
   assert.equal(exitStatusOf(r({ exitCode: 0 }), num), 0);
@@ -78,7 +107,7 @@ test('the exit status is the code, 128+N for signal N, 124 only when the timeout
   assert.equal(exitStatusOf(r({ exitCode: 3, timedOut: true, stoppedWhileRunning: false }), num), 3);
 });
 
-test('--help and -h on every command print its usage on stdout and exit 0', async () => {
+test('--help and -h on every command print its usage on stdout and exit 0 [CLI.usage]', async () => {
   const cases = [
     [['--help'], 'Usage: procpin <command>'],
     [['-h'], 'Usage: procpin <command>'],
@@ -101,13 +130,13 @@ test('--help and -h on every command print its usage on stdout and exit 0', asyn
   );
 });
 
-test('--version prints the package version', async () => {
+test('--version prints the package version [CLI.usage]', async () => {
   const r = await procpin(['--version']);
   assert.equal(r.code, 0);
   assert.match(r.stdout, /^procpin \d+\.\d+\.\d+/);
 });
 
-test('usage errors are reported on stderr with a hint and exit 2, and nothing runs', async () => {
+test('usage errors are reported on stderr with a hint and exit 2, and nothing runs [CLI.usage]', async () => {
   const cases = [
     [[], /missing command/],
     [['frobnicate'], /unknown command 'frobnicate'/],
@@ -145,7 +174,7 @@ test('usage errors are reported on stderr with a hint and exit 2, and nothing ru
   );
 });
 
-test('a command that cannot be parsed is refused before anything runs (exit 2, not 127)', async () => {
+test('a command that cannot be parsed is refused before anything runs (exit 2, not 127) [CLI.usage]', async () => {
   // The command would not be found; the usage error is seen first.
   const r = await procpin(['run', '--grace', 'x', '--', 'procpin-no-such-command']);
   assert.equal(r.code, 2);

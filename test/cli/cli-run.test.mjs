@@ -18,25 +18,25 @@ function noSurvivor(pgid) {
   return waitFor(() => liveMembers(pgid).length === 0, { timeout: 2000, what: `no live member of group ${pgid}` });
 }
 
-test('exits 0 when the command exits 0', async () => {
+test('exits 0 when the command exits 0 [CLI.run.status]', async () => {
   const r = await procpin(['run', '--', 'true']);
   assert.equal(r.code, 0);
   assert.equal(r.stderr, '');
 });
 
-test("exits with the command's own status", async () => {
+test("exits with the command's own status [CLI.run.status]", async () => {
   const r = await procpin(['run', '--', 'sh', '-c', 'exit 42']);
   assert.equal(r.code, 42);
   assert.equal((await procpin(['run', 'false'])).code, 1);
 });
 
-test('exits 128+N when signal N ended the command', async () => {
+test('exits 128+N when signal N ended the command [CLI.run.status]', async () => {
   const r = await procpin(['run', '--', 'sh', '-c', 'kill -USR1 $$']);
   assert.equal(r.code, 128 + 10);
   assert.equal((await procpin(['run', '--', 'sh', '-c', 'kill -KILL $$'])).code, 137);
 });
 
-test('exits 124 when the timeout fired, after cleaning the group', async () => {
+test('exits 124 when the timeout fired, after cleaning the group [CLI.run.status]', async () => {
   const { exited, line } = start(['run', '--timeout', '300ms', '--', 'sh', '-c', 'sleep 30 & echo $$; wait']);
   const pgid = Number(await line());
   const r = await exited;
@@ -45,13 +45,13 @@ test('exits 124 when the timeout fired, after cleaning the group', async () => {
   await noSurvivor(pgid);
 });
 
-test('a command that ends before the timeout gives its own status', async () => {
+test('a command that ends before the timeout gives its own status [CLI.run.status]', async () => {
   const r = await procpin(['run', '--timeout', '20s', '--', 'sh', '-c', 'exit 7']);
   assert.equal(r.code, 7);
   assert.ok(r.ms < 10000);
 });
 
-test('exits 127 when the command is not found', async () => {
+test('exits 127 when the command is not found [CLI.run.status]', async () => {
   for (const cmd of ['procpin-no-such-command', '/nonexistent/procpin-test']) {
     const r = await procpin(['run', '--', cmd]);
     assert.equal(r.code, 127, r.stderr);
@@ -59,7 +59,7 @@ test('exits 127 when the command is not found', async () => {
   }
 });
 
-test('exits 126 when the command exists but cannot be executed', async (t) => {
+test('exits 126 when the command exists but cannot be executed [CLI.run.status]', async (t) => {
   const dir = tmpDir();
   t.after(() => dir[Symbol.dispose]());
   const script = join(dir.path, 'not-executable');
@@ -72,14 +72,14 @@ test('exits 126 when the command exists but cannot be executed', async (t) => {
   }
 });
 
-test('exits 125 when procpin itself fails', async () => {
+test('exits 125 when procpin itself fails [CLI.run.status]', async () => {
   // The addon cannot be loaded: procpin's failure, not the command's.
   const r = await procpin(['run', '--', 'true'], { env: { PROCPIN_BINDING: '/nonexistent/procpin.node' } });
   assert.equal(r.code, 125);
   assert.match(r.stderr, /^procpin: cannot load procpin/);
 });
 
-test('exits 125 when SIGCHLD is ignored: no group can be held', async (t) => {
+test('exits 125 when SIGCHLD is ignored: no group can be held [L2.sigchld.ignored]', async (t) => {
   const so = compileC('sigchld_ignore', { output: 'sigchld_ignore.so', shared: true });
   if (!need(t, so !== null, `cc: ${compileC.lastError}`)) return;
   const dir = tmpDir();
@@ -93,7 +93,7 @@ test('exits 125 when SIGCHLD is ignored: no group can be held', async (t) => {
   assert.match(r.stderr, /ERR_PROCPIN_SIGCHLD_IGNORED|SIGCHLD/);
 });
 
-test('a failure inside procpin while the command runs still cleans the group, then exits 125', async (t) => {
+test('a failure inside procpin while the command runs still cleans the group, then exits 125 [CLI.run.status]', async (t) => {
   const dir = tmpDir();
   t.after(() => dir[Symbol.dispose]());
   // Injected bug: an exception thrown from an event handler inside procpin, on SIGUSR2.
@@ -111,7 +111,7 @@ test('a failure inside procpin while the command runs still cleans the group, th
   assert.match((await result).stderr, /injected bug/);
 });
 
-test('on a kernel without pidfds the exit-status rules and the cleanup hold', async (t) => {
+test('on a kernel without pidfds the exit-status rules and the cleanup hold [K.no-pidfd]', async (t) => {
   const wrapper = oldKernelBinary();
   if (!need(t, wrapper !== null, 'cc and seccomp for the old-kernel filter')) return;
   const run = (args) => start(args, { input: '', wrapper: [wrapper] });
@@ -124,7 +124,7 @@ test('on a kernel without pidfds the exit-status rules and the cleanup hold', as
   assert.equal((await run(['run', '--', 'procpin-no-such-command']).result).code, 127);
 });
 
-test("the command's own options and arguments are passed untouched", async () => {
+test("the command's own options and arguments are passed untouched [CLI.run.io]", async () => {
   // Options stop at the first word of the command (as env and timeout do), with or without `--`.
   const r = await procpin(['run', 'sh', '-c', 'printf "%s|" "$@"', 'x', '--grace', '1s', '-h', '--']);
   assert.equal(r.code, 0, r.stderr);
@@ -133,14 +133,14 @@ test("the command's own options and arguments are passed untouched", async () =>
   assert.equal(r2.stdout, '--help\n');
 });
 
-test('the command inherits standard input, output and error', async () => {
+test('the command inherits standard input, output and error [CLI.run.io]', async () => {
   const r = await procpin(['run', '--', 'sh', '-c', 'cat; echo err >&2'], { input: 'hello\n' });
   assert.equal(r.code, 0);
   assert.equal(r.stdout, 'hello\n');
   assert.equal(r.stderr, 'err\n');
 });
 
-test('the whole group is cleaned when the leader exits', async () => {
+test('the whole group is cleaned when the leader exits [L3a.exit.clean-then-reap]', async () => {
   const { exited, line } = start(['run', '--', 'sh', '-c', 'sleep 30 & echo $$; exit 3']);
   const pgid = Number(await line());
   const r = await exited;
@@ -153,7 +153,7 @@ for (const [sig, n] of [
   ['SIGTERM', 15],
   ['SIGHUP', 1],
 ]) {
-  test(`${sig} sent to procpin is forwarded to the group, then no member survives (exit ${128 + n})`, async () => {
+  test(`${sig} sent to procpin is forwarded to the group, then no member survives (exit ${128 + n}) [CLI.run.forward]`, async () => {
     // Background jobs of a non-interactive sh ignore SIGINT (and the leader is sleep, which does
     // not): the cleanup after the forward must still end them.
     const { child, exited, line } = start([
@@ -177,7 +177,7 @@ for (const [sig, n] of [
   });
 }
 
-test('a leader that ignores the forwarded SIGTERM is killed after the grace: exit 137', async () => {
+test('a leader that ignores the forwarded SIGTERM is killed after the grace: exit 137 [CLI.run.forward]', async () => {
   const { child, exited, line } = start([
     'run',
     '--grace',
@@ -196,7 +196,7 @@ test('a leader that ignores the forwarded SIGTERM is killed after the grace: exi
   await noSurvivor(pgid);
 });
 
-test('--kill-signal chooses the signal the cleanup starts with', async (t) => {
+test('--kill-signal chooses the signal the cleanup starts with [CLI.run.forward]', async (t) => {
   const dir = tmpDir();
   t.after(() => dir[Symbol.dispose]());
   const mark = join(dir.path, 'got');
@@ -218,7 +218,7 @@ test('--kill-signal chooses the signal the cleanup starts with', async (t) => {
   assert.ok(r.ms < 5000, 'the member left at the kill signal, before the grace ran out');
 });
 
-test('when procpin is SIGKILLed the leader dies by its parent-death signal', async () => {
+test('when procpin is SIGKILLed the leader dies by its parent-death signal [CLI.run.parent-death]', async () => {
   const { child, exited, line } = start(['run', '--', 'sh', '-c', 'echo $$; exec sleep 30']);
   const leader = Number(await line());
   assert.equal(procStat(leader)?.ppid, child.pid);
@@ -228,7 +228,7 @@ test('when procpin is SIGKILLed the leader dies by its parent-death signal', asy
   await waitFor(() => isGone(leader), { timeout: 2000, what: `leader ${leader} gone or a zombie` });
 });
 
-test('with --no-parent-death the leader outlives a SIGKILLed procpin', async () => {
+test('with --no-parent-death the leader outlives a SIGKILLed procpin [CLI.run.parent-death]', async () => {
   const { child, exited, line } = start(['run', '--no-parent-death', '--', 'sh', '-c', 'echo $$; exec sleep 30']);
   const leader = Number(await line());
   try {
@@ -246,7 +246,7 @@ test('with --no-parent-death the leader outlives a SIGKILLed procpin', async () 
   }
 });
 
-test('--verbose prints the cleanup phases on stderr', async () => {
+test('--verbose prints the cleanup phases on stderr [CLI.run.io]', async () => {
   const r = await procpin(['run', '--verbose', '--grace', '2s', '--', 'sh', '-c', 'sleep 30 & echo $$; exit 3']);
   assert.equal(r.code, 3);
   const pgid = Number(r.stdout.trim());
@@ -257,17 +257,20 @@ test('--verbose prints the cleanup phases on stderr', async () => {
     .filter(Boolean);
   // In order: the exit read, the kill signal, the final group SIGKILL, the reap, the release.
   const order = ['exited', 'signal SIGTERM', 'kill SIGKILL', 'reaped', 'released'].map((p) => phases.indexOf(p));
-  assert.ok(order.every((i, k) => i >= 0 && (k === 0 || i > order[k - 1])), r.stderr);
+  assert.ok(
+    order.every((i, k) => i >= 0 && (k === 0 || i > order[k - 1])),
+    r.stderr,
+  );
   assert.match(r.stderr, /grace-ended \(empty\)/);
 });
 
-test('without --verbose procpin prints nothing of its own', async () => {
+test('without --verbose procpin prints nothing of its own [CLI.run.io]', async () => {
   const r = await procpin(['run', '--', 'sh', '-c', 'sleep 30 & exit 0']);
   assert.equal(r.code, 0);
   assert.equal(r.stderr, '');
 });
 
-test('--verbose says when procpin forwards a signal', async () => {
+test('--verbose says when procpin forwards a signal [CLI.run.forward]', async () => {
   const { child, result, line } = start(['run', '--verbose', '--', 'sh', '-c', 'echo $$; exec sleep 30']);
   const leader = Number(await line());
   await waitFor(() => procStat(leader)?.comm === 'sleep', { what: 'the leader exec-ed' });

@@ -24,7 +24,7 @@ function sweepDir(dir) {
   return dead;
 }
 
-test('sweep prints what it removed and what it kept, and why', async (t) => {
+test('sweep prints what it removed and what it kept, and why [CLI.sweep]', async (t) => {
   const dir = tmpDir();
   t.after(() => dir[Symbol.dispose]());
   const dead = sweepDir(dir.path);
@@ -41,7 +41,7 @@ test('sweep prints what it removed and what it kept, and why', async (t) => {
   assert.ok(existsSync(join(dir.path, `other-${dead}`)), 'another prefix');
 });
 
-test('sweep --dry-run says what it would remove and removes nothing', async (t) => {
+test('sweep --dry-run says what it would remove and removes nothing [CLI.sweep]', async (t) => {
   const dir = tmpDir();
   t.after(() => dir[Symbol.dispose]());
   const dead = sweepDir(dir.path);
@@ -51,7 +51,7 @@ test('sweep --dry-run says what it would remove and removes nothing', async (t) 
   assert.ok(existsSync(join(dir.path, `job-${dead}`)));
 });
 
-test('sweep --json prints the report', async (t) => {
+test('sweep --json prints the report [CLI.sweep]', async (t) => {
   const dir = tmpDir();
   t.after(() => dir[Symbol.dispose]());
   const dead = sweepDir(dir.path);
@@ -64,7 +64,7 @@ test('sweep --json prints the report', async (t) => {
   });
 });
 
-test('sweep of a directory that cannot be read exits 1 with the error', async (t) => {
+test('sweep of a directory that cannot be read exits 1 with the error [CLI.sweep]', async (t) => {
   const dir = tmpDir();
   t.after(() => dir[Symbol.dispose]());
   const missing = join(dir.path, 'missing');
@@ -79,7 +79,7 @@ test('sweep of a directory that cannot be read exits 1 with the error', async (t
   assert.match(report.error.message, /ENOENT/);
 });
 
-test('sweep refuses a prefix the library refuses, as a usage error', async (t) => {
+test('sweep refuses a prefix the library refuses, as a usage error [CLI.sweep]', async (t) => {
   const dir = tmpDir();
   t.after(() => dir[Symbol.dispose]());
   const r = await procpin(['sweep', dir.path, '--prefix', 'a/b']);
@@ -92,7 +92,7 @@ function sleeper() {
   return c;
 }
 
-test('wait returns 0 once every named process has exited (processes procpin did not start)', async () => {
+test('wait returns 0 once every named process has exited (processes procpin did not start) [CLI.wait]', async () => {
   const a = sleeper();
   const b = sleeper();
   const { child, result } = start(['wait', '--verbose', String(a.pid), String(b.pid)]);
@@ -107,7 +107,7 @@ test('wait returns 0 once every named process has exited (processes procpin did 
   assert.match(r.stderr, new RegExp(`PID ${a.pid} finished\\n.*PID ${b.pid} finished`, 's'));
 });
 
-test('wait exits 124 when the timeout expires first', async () => {
+test('wait exits 124 when the timeout expires first [CLI.wait]', async () => {
   const a = sleeper();
   try {
     const r = await procpin(['wait', '--timeout', '300ms', String(a.pid)]);
@@ -119,7 +119,7 @@ test('wait exits 124 when the timeout expires first', async () => {
   }
 });
 
-test('wait counts a zombie as exited', async (t) => {
+test('wait counts a zombie as exited [CLI.wait]', async (t) => {
   // sh's background child exits once sh has become `sleep`, which never reaps it.
   const dir = tmpDir();
   t.after(() => dir[Symbol.dispose]());
@@ -139,14 +139,14 @@ test('wait counts a zombie as exited', async (t) => {
   }
 });
 
-test('wait on a pid that names no process is an error, as util-linux waitpid has it', async () => {
+test('wait on a pid that names no process is an error, as util-linux waitpid has it [CLI.wait]', async () => {
   const dead = deadPid();
   const r = await procpin(['wait', String(dead)]);
   assert.equal(r.code, 1);
   assert.match(r.stderr, new RegExp(`^procpin wait: could not open PID ${dead}: ESRCH`));
 });
 
-test('wait --exited counts a pid that names no process as exited', async () => {
+test('wait --exited counts a pid that names no process as exited [CLI.wait]', async () => {
   const dead = deadPid();
   const r = await procpin(['wait', '--exited', '--verbose', String(dead)]);
   assert.equal(r.code, 0, r.stderr);
@@ -154,12 +154,13 @@ test('wait --exited counts a pid that names no process as exited', async () => {
   assert.equal((await procpin(['wait', '-e', String(dead)])).stderr, '');
 });
 
-test('on a kernel without pidfds wait watches /proc: exit, timeout, and no such process', async (t) => {
+test('on a kernel without pidfds wait watches /proc: exit, timeout, and no such process [K.no-pidfd]', async (t) => {
   const wrapper = oldKernelBinary();
   if (!need(t, wrapper !== null, 'cc and seccomp for the old-kernel filter')) return;
   const a = sleeper();
   try {
-    const timedOut = await start(['wait', '--timeout', '200ms', String(a.pid)], { input: '', wrapper: [wrapper] }).result;
+    const timedOut = await start(['wait', '--timeout', '200ms', String(a.pid)], { input: '', wrapper: [wrapper] })
+      .result;
     assert.equal(timedOut.code, 124, timedOut.stderr);
     // A process that ends by itself a second from now (procpin starts well within that).
     const b = spawn('sleep', ['1'], { stdio: 'ignore' });

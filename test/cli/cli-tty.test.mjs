@@ -39,7 +39,7 @@ function onTerminal(cmd, { timeout = 20000 } = {}) {
   });
 }
 
-test('on a terminal the group gets the foreground, and procpin takes it back at the end', async (t) => {
+test('on a terminal the group gets the foreground, and procpin takes it back at the end [CLI.run.tty]', async (t) => {
   if (!need(t, has('script'), 'script(1) (util-linux) is needed for a pseudo-terminal')) return;
   const r = await onTerminal(
     `${procpinCmd} run -- sh -c '${untilForeground}; cat /proc/$$/stat; exit 5'; echo "rc=$?"; cat /proc/$$/stat`,
@@ -54,7 +54,7 @@ test('on a terminal the group gets the foreground, and procpin takes it back at 
   assert.equal(o.tpgid, o.pgid, "the shell's group has the foreground again");
 });
 
-test("the terminal's foreground and modes come back when the leader exits, while the group is cleaned", async (t) => {
+test("the terminal's foreground and modes come back when the leader exits, while the group is cleaned [CLI.run.tty]", async (t) => {
   if (!need(t, has('script') && has('stty'), 'script(1) and stty are needed')) return;
   const dir = tmpDir();
   t.after(() => dir[Symbol.dispose]());
@@ -85,13 +85,16 @@ test("the terminal's foreground and modes come back when the leader exits, while
   assert.ok(isGone(member));
 });
 
-test('a stop of the job with nobody to continue procpin does not hang it: the job goes on', async (t) => {
+test('a stop of the job with nobody to continue procpin does not hang it: the job goes on [CLI.run.tty]', async (t) => {
   if (!need(t, has('script'), 'script(1) (util-linux) is needed for a pseudo-terminal')) return;
   // Under script, procpin's group is orphaned (its parent is in another session), so the stop it
   // passes on to itself is discarded by the kernel, and the job must be continued.
-  const r = await onTerminal(`exec ${procpinCmd} run -- sh -c '${untilForeground}; kill -TSTP $$; echo resumed; exit 4'`, {
-    timeout: 10000,
-  });
+  const r = await onTerminal(
+    `exec ${procpinCmd} run -- sh -c '${untilForeground}; kill -TSTP $$; echo resumed; exit 4'`,
+    {
+      timeout: 10000,
+    },
+  );
   assert.equal(r.signal, null, 'procpin was not left hanging');
   assert.match(r.out, /resumed/);
   assert.equal(r.code, 4);
@@ -137,7 +140,7 @@ async function pidFrom(file) {
 
 const ppidOf = (pid) => procStat(pid).ppid;
 
-test('in an interactive shell ^Z stops the job, bg and fg continue it, ^C reaches the group (not procpin)', async (t) => {
+test('in an interactive shell ^Z stops the job, bg and fg continue it, ^C reaches the group (not procpin) [CLI.run.tty]', async (t) => {
   if (!need(t, has('tmux') && has('bash'), 'tmux and bash are needed')) return;
   const dir = tmpDir();
   t.after(() => dir[Symbol.dispose]());
@@ -181,7 +184,7 @@ test('in an interactive shell ^Z stops the job, bg and fg continue it, ^C reache
   }
 });
 
-test('started in the background, a command that reads the terminal stops the job until fg gives it the terminal', async (t) => {
+test('started in the background, a command that reads the terminal stops the job until fg gives it the terminal [CLI.run.tty]', async (t) => {
   if (!need(t, has('tmux') && has('bash'), 'tmux and bash are needed')) return;
   const dir = tmpDir();
   t.after(() => dir[Symbol.dispose]());
@@ -208,7 +211,7 @@ test('started in the background, a command that reads the terminal stops the job
   }
 });
 
-test('a job brought to the foreground while running gets the terminal when it first reads it', async (t) => {
+test('a job brought to the foreground while running gets the terminal when it first reads it [CLI.run.tty]', async (t) => {
   if (!need(t, has('tmux') && has('bash'), 'tmux and bash are needed')) return;
   const dir = tmpDir();
   t.after(() => dir[Symbol.dispose]());

@@ -26,7 +26,7 @@ function available(mode) {
 // own death, as for a plain group: the SIGKILL was for the member, not for the command.
 for (const mode of [undefined, 'pidns', 'cgroup']) {
   const name = mode ?? 'group';
-  test(`${name}: stop() reports the command's own SIGTERM death although a member that ignores SIGTERM needed the final SIGKILL`, async (t) => {
+  test(`${name}: stop() reports the command's own SIGTERM death although a member that ignores SIGTERM needed the final SIGKILL [L3a.contain.transparent]`, async (t) => {
     if (mode && !need(t, available(mode), `${mode} needs root here`)) return;
     const g = spawnGroup('sh', ['-c', `(trap '' TERM; echo ready; exec sleep 1000) & wait`], {
       contain: mode,
@@ -45,7 +45,7 @@ for (const mode of [undefined, 'pidns', 'cgroup']) {
 // A supervisor that ends by process.exit() or an uncaught exception kills its cgroup groups
 // (cgroup.kill) and removes their directories: nothing is left for a successor's sweep.
 for (const how of ['process.exit(3)', "throw new Error('boom')"]) {
-  test(`cgroup: a supervisor that ends by ${how} leaves no cgroup directory behind`, async (t) => {
+  test(`cgroup: a supervisor that ends by ${how} leaves no cgroup directory behind [L3b.cgroups.sweep]`, async (t) => {
     if (!need(t, available('cgroup'), 'cgroup needs root here')) return;
     const code = `
       const { spawnGroup } = await import(${pkg});
@@ -62,37 +62,52 @@ for (const how of ['process.exit(3)', "throw new Error('boom')"]) {
 // A command with the power to move itself out of its cgroup (root writing cgroup.procs) still
 // leaves its process-group members within reach: they get killSignal and the final SIGKILL as
 // in a plain group, and the group settles.
-test('cgroup: a command that moves itself out of its cgroup cannot take its process-group members out of reach', { timeout: 20000 }, async (t) => {
-  if (!need(t, available('cgroup'), 'cgroup needs root here')) return;
-  const out = typeof place === 'string' ? '' : `${place.mount}/cgroup.procs`;
-  const g = spawnGroup('sh', ['-c', `echo $$ > ${out}; (trap 'exit 0' TERM; echo ready; while :; do sleep 0.05; done) & exec sleep 1000`], {
-    contain: 'cgroup',
-    stdio: ['ignore', 'pipe', 'ignore'],
-    grace: 5000,
-  });
-  let text = '';
-  const ended = new Promise((resolve) => g.leader.stdout.on('end', resolve));
-  g.leader.stdout.on('data', (d) => (text += d));
-  await waitFor(() => text.includes('ready'), { timeout: 10000, what: 'the member to start' });
-  const r = await g.stop();
-  assert.equal(r.signal, 'SIGTERM');
-  assert.equal(g.leader.reaped, true);
-  // The member (in the leader's process group, outside the cgroup) got stop()'s SIGTERM: the
-  // stream it held ends.
-  await ended;
-});
+test(
+  'cgroup: a command that moves itself out of its cgroup cannot take its process-group members out of reach [L3a.contain.escape]',
+  { timeout: 20000 },
+  async (t) => {
+    if (!need(t, available('cgroup'), 'cgroup needs root here')) return;
+    const out = typeof place === 'string' ? '' : `${place.mount}/cgroup.procs`;
+    const g = spawnGroup(
+      'sh',
+      ['-c', `echo $$ > ${out}; (trap 'exit 0' TERM; echo ready; while :; do sleep 0.05; done) & exec sleep 1000`],
+      {
+        contain: 'cgroup',
+        stdio: ['ignore', 'pipe', 'ignore'],
+        grace: 5000,
+      },
+    );
+    let text = '';
+    const ended = new Promise((resolve) => g.leader.stdout.on('end', resolve));
+    g.leader.stdout.on('data', (d) => (text += d));
+    await waitFor(() => text.includes('ready'), { timeout: 10000, what: 'the member to start' });
+    const r = await g.stop();
+    assert.equal(r.signal, 'SIGTERM');
+    assert.equal(g.leader.reaped, true);
+    // The member (in the leader's process group, outside the cgroup) got stop()'s SIGTERM: the
+    // stream it held ends.
+    await ended;
+  },
+);
 
 // A command that dumps core is reported as a core dump (CLD_DUMPED), as without containment; the
 // only core file is the command's own (procpin-init writes none of its own).
 for (const mode of [undefined, 'pidns', 'cgroup']) {
   const name = mode ?? 'group';
-  test(`${name}: a command that dumps core is reported as CLD_DUMPED with its signal, and the only core file is its own`, async (t) => {
+  test(`${name}: a command that dumps core is reported as CLD_DUMPED with its signal, and the only core file is its own [L3a.contain.transparent]`, async (t) => {
     if (mode && !need(t, available(mode), `${mode} needs root here`)) return;
     const pattern = readFileSync('/proc/sys/kernel/core_pattern', 'latin1').trim();
-    if (!need(t, !pattern.startsWith('|') && !pattern.includes('/'), `core files in the cwd (core_pattern is ${pattern})`)) return;
+    if (
+      !need(t, !pattern.startsWith('|') && !pattern.includes('/'), `core files in the cwd (core_pattern is ${pattern})`)
+    )
+      return;
     const dir = tmpDir();
     t.after(() => dir[Symbol.dispose]());
-    const g = spawnGroup('sh', ['-c', 'ulimit -c unlimited && kill -SEGV $$'], { contain: mode, stdio: 'ignore', cwd: dir.path });
+    const g = spawnGroup('sh', ['-c', 'ulimit -c unlimited && kill -SEGV $$'], {
+      contain: mode,
+      stdio: 'ignore',
+      cwd: dir.path,
+    });
     const info = await g.leader.exited;
     assert.equal(info.code, 'CLD_DUMPED');
     assert.equal(info.signal, 'SIGSEGV');
@@ -108,41 +123,55 @@ for (const mode of [undefined, 'pidns', 'cgroup']) {
 // setsid daemon. A root command leaves, whatever capabilities it dropped (the cgroup files are
 // root's by ownership, not by capability): only its process-group members then stay within
 // reach, as the test above shows.
-test('cgroup: a command that is not root cannot leave its cgroup (EACCES), and stop() ends it and its setsid daemon', { timeout: 20000 }, async (t) => {
-  if (!need(t, available('cgroup'), 'cgroup needs root here')) return;
-  const root = `${place.mount}/cgroup.procs`;
-  const g = spawnGroup(
-    'sh',
-    ['-c', `setsid sh -c 'echo $$ > ${root} 2>/dev/null && echo left || echo stayed; exec sleep 1000' & wait`],
-    { contain: 'cgroup', uid: 65534, gid: 65534, stdio: ['ignore', 'pipe', 'ignore'] },
-  );
-  let text = '';
-  g.leader.stdout.on('data', (d) => (text += d));
-  await waitFor(() => /left|stayed/.test(text), { timeout: 10000, what: 'the escape attempt' });
-  assert.equal(text.trim(), 'stayed');
-  const [name] = cgroupsOf(process.pid);
-  const procs = readFileSync(`${cgroupBase}/${name}/cgroup.procs`, 'latin1').split('\n').filter(Boolean);
-  assert.equal(procs.length, 2, 'the leader and the daemon are both in the cgroup');
-  await g.stop();
-  await waitFor(() => !existsSync(`${cgroupBase}/${name}`), { timeout: 5000, what: 'the cgroup removed' });
-  for (const pid of procs) assert.equal(isGone(pid), true);
-});
+test(
+  'cgroup: a command that is not root cannot leave its cgroup (EACCES), and stop() ends it and its setsid daemon [L3a.contain.escape]',
+  { timeout: 20000 },
+  async (t) => {
+    if (!need(t, available('cgroup'), 'cgroup needs root here')) return;
+    const root = `${place.mount}/cgroup.procs`;
+    const g = spawnGroup(
+      'sh',
+      ['-c', `setsid sh -c 'echo $$ > ${root} 2>/dev/null && echo left || echo stayed; exec sleep 1000' & wait`],
+      { contain: 'cgroup', uid: 65534, gid: 65534, stdio: ['ignore', 'pipe', 'ignore'] },
+    );
+    let text = '';
+    g.leader.stdout.on('data', (d) => (text += d));
+    await waitFor(() => /left|stayed/.test(text), { timeout: 10000, what: 'the escape attempt' });
+    assert.equal(text.trim(), 'stayed');
+    const [name] = cgroupsOf(process.pid);
+    const procs = readFileSync(`${cgroupBase}/${name}/cgroup.procs`, 'latin1').split('\n').filter(Boolean);
+    assert.equal(procs.length, 2, 'the leader and the daemon are both in the cgroup');
+    await g.stop();
+    await waitFor(() => !existsSync(`${cgroupBase}/${name}`), { timeout: 5000, what: 'the cgroup removed' });
+    for (const pid of procs) assert.equal(isGone(pid), true);
+  },
+);
 
-test('cgroup: a root command leaves its cgroup by writing another cgroup.procs even without any capability (the documented limit)', { timeout: 20000 }, async (t) => {
-  if (!need(t, available('cgroup'), 'cgroup needs root here')) return;
-  const r = await runCmd('setpriv', ['--help']).catch(() => null);
-  if (!need(t, r && r.code === 0, 'setpriv (util-linux)')) return;
-  const root = `${place.mount}/cgroup.procs`;
-  const g = spawnGroup(
-    'setpriv',
-    ['--bounding-set=-all', '--inh-caps=-all', 'sh', '-c', `grep CapEff /proc/self/status; echo $$ > ${root} && grep '^0::' /proc/self/cgroup`],
-    { contain: 'cgroup', stdio: ['ignore', 'pipe', 'ignore'] },
-  );
-  let text = '';
-  g.leader.stdout.on('data', (d) => (text += d));
-  const res = await g.closed;
-  await waitFor(() => text.includes('0::'), { timeout: 2000, what: 'output' });
-  assert.equal(res.exitCode, 0);
-  assert.match(text, /CapEff:\s+0+\n/);
-  assert.match(text, /^0::\/$/m, 'it left for the root cgroup');
-});
+test(
+  'cgroup: a root command leaves its cgroup by writing another cgroup.procs even without any capability (the documented limit) [L3a.contain.escape]',
+  { timeout: 20000 },
+  async (t) => {
+    if (!need(t, available('cgroup'), 'cgroup needs root here')) return;
+    const r = await runCmd('setpriv', ['--help']).catch(() => null);
+    if (!need(t, r && r.code === 0, 'setpriv (util-linux)')) return;
+    const root = `${place.mount}/cgroup.procs`;
+    const g = spawnGroup(
+      'setpriv',
+      [
+        '--bounding-set=-all',
+        '--inh-caps=-all',
+        'sh',
+        '-c',
+        `grep CapEff /proc/self/status; echo $$ > ${root} && grep '^0::' /proc/self/cgroup`,
+      ],
+      { contain: 'cgroup', stdio: ['ignore', 'pipe', 'ignore'] },
+    );
+    let text = '';
+    g.leader.stdout.on('data', (d) => (text += d));
+    const res = await g.closed;
+    await waitFor(() => text.includes('0::'), { timeout: 2000, what: 'output' });
+    assert.equal(res.exitCode, 0);
+    assert.match(text, /CapEff:\s+0+\n/);
+    assert.match(text, /^0::\/$/m, 'it left for the root cgroup');
+  },
+);

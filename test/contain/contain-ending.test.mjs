@@ -54,38 +54,45 @@ function attackScript(tok) {
     echo ready; exec sleep ${s}`;
 }
 
-test('cgroup: the end of the Worker that spawned a group kills every process of its cgroup, 20 rounds out of 20', { timeout: 120000 }, async (t) => {
-  if (!need(t, cgroupOk, 'cgroup needs root here')) return;
-  for (let round = 0; round < 20; round++) {
-    const tok = `${process.pid}0${round}${Math.floor(Math.random() * 1e6)}`;
-    const w = new Worker(
-      `const { parentPort } = require('node:worker_threads');
+test(
+  'cgroup: the end of the Worker that spawned a group kills every process of its cgroup, 20 rounds out of 20 [L3a.end.worker]',
+  { timeout: 120000 },
+  async (t) => {
+    if (!need(t, cgroupOk, 'cgroup needs root here')) return;
+    for (let round = 0; round < 20; round++) {
+      const tok = `${process.pid}0${round}${Math.floor(Math.random() * 1e6)}`;
+      const w = new Worker(
+        `const { parentPort } = require('node:worker_threads');
        const { spawnGroup } = require(${pkg});
        const g = spawnGroup('sh', ['-c', ${JSON.stringify(attackScript(tok))}],
          { contain: 'cgroup', stdio: ['ignore', 'pipe', 'ignore'] });
        g.leader.stdout.once('data', () => parentPort.postMessage('ready'));`,
-      { eval: true },
-    );
-    await new Promise((resolve, reject) => {
-      w.once('message', resolve);
-      w.once('error', reject);
-    });
-    await waitFor(() => marked(tok).length === 4, { timeout: 5000, what: 'four members alive' });
-    const [name] = cgroupsOf(process.pid);
-    assert.ok(name, 'the group has a cgroup');
-    const dir = join(cgroupBase, name);
-    await w.terminate();
-    await waitFor(() => marked(tok).length === 0, { timeout: 3000, what: `round ${round}: no member alive after terminate()` });
-    await waitFor(() => !existsSync(dir) || !populated(dir), { timeout: 3000, what: 'the cgroup empty' });
-    // The Worker's JavaScript no longer runs: the directory is this test's to remove.
-    if (existsSync(dir)) rmdirSync(dir);
-  }
-});
+        { eval: true },
+      );
+      await new Promise((resolve, reject) => {
+        w.once('message', resolve);
+        w.once('error', reject);
+      });
+      await waitFor(() => marked(tok).length === 4, { timeout: 5000, what: 'four members alive' });
+      const [name] = cgroupsOf(process.pid);
+      assert.ok(name, 'the group has a cgroup');
+      const dir = join(cgroupBase, name);
+      await w.terminate();
+      await waitFor(() => marked(tok).length === 0, {
+        timeout: 3000,
+        what: `round ${round}: no member alive after terminate()`,
+      });
+      await waitFor(() => !existsSync(dir) || !populated(dir), { timeout: 3000, what: 'the cgroup empty' });
+      // The Worker's JavaScript no longer runs: the directory is this test's to remove.
+      if (existsSync(dir)) rmdirSync(dir);
+    }
+  },
+);
 
 // With no listener of its own, such a signal ends the supervisor by its default action: the
 // groups are killed first, and the cgroup directories removed before it ends.
 for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP']) {
-  test(`cgroup: a supervisor ended by ${sig} (no listener of its own) leaves no cgroup directory and no member behind`, async (t) => {
+  test(`cgroup: a supervisor ended by ${sig} (no listener of its own) leaves no cgroup directory and no member behind [L3a.end.signal]`, async (t) => {
     if (!need(t, cgroupOk, 'cgroup needs root here')) return;
     const tok = `${process.pid}9${sig.length}${Math.floor(Math.random() * 1e6)}`;
     const code = `
@@ -105,7 +112,7 @@ for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP']) {
 
 // procpin holds the namespace's mount namespace while the group runs (so that its teardown is
 // not on the path of the command's exit status) and lets go of it once the group has ended.
-test('pidns: no descriptor of the namespace is left open in the supervisor once the group has ended', async (t) => {
+test('pidns: no descriptor of the namespace is left open in the supervisor once the group has ended [L3a.release.no-fd]', async (t) => {
   if (!need(t, isRoot || existsSync('/proc/sys/user/max_user_namespaces'), 'pidns needs user namespaces here')) return;
   const { spawnGroup } = await import('../../dist/index.js');
   const nsFds = () =>
@@ -117,7 +124,9 @@ test('pidns: no descriptor of the namespace is left open in the supervisor once 
       }
     });
   const before = nsFds().length;
-  const groups = Array.from({ length: 10 }, () => spawnGroup('sh', ['-c', 'exit 3'], { contain: 'pidns', stdio: 'ignore' }));
+  const groups = Array.from({ length: 10 }, () =>
+    spawnGroup('sh', ['-c', 'exit 3'], { contain: 'pidns', stdio: 'ignore' }),
+  );
   for (const g of groups) assert.equal((await g.closed).exitCode, 3);
   await waitFor(() => nsFds().length === before, { timeout: 2000, what: 'the mount namespaces let go' });
 });

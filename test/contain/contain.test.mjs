@@ -73,7 +73,7 @@ test.after(() => {
 });
 
 for (const mode of MODES) {
-  test(`${mode}: a setsid daemon, a setpgid escaper and a double-fork daemon do not outlive stop()`, async (t) => {
+  test(`${mode}: a setsid daemon, a setpgid escaper and a double-fork daemon do not outlive stop() [L3a.contain.escape]`, async (t) => {
     if (!need(t, available(mode), `${mode} needs root here`)) return;
     const tok = token();
     const g = spawnGroup('sh', attack(tok, 'exec sleep 1001'), { contain: mode, stdio: 'ignore', grace: 2000 });
@@ -85,7 +85,7 @@ for (const mode of MODES) {
     if (mode === 'cgroup') assert.deepEqual(ourCgroups(), []);
   });
 
-  test(`${mode}: the daemons do not outlive the leader's own exit`, async (t) => {
+  test(`${mode}: the daemons do not outlive the leader's own exit [L3a.contain.escape]`, async (t) => {
     if (!need(t, available(mode), `${mode} needs root here`)) return;
     const tok = token();
     const dir = tmpDir('procpin-contain-');
@@ -104,7 +104,7 @@ for (const mode of MODES) {
     await noSurvivors(tok);
   });
 
-  test(`${mode}: a command without a SIGTERM handler dies by stop()'s SIGTERM before the grace ends`, async (t) => {
+  test(`${mode}: a command without a SIGTERM handler dies by stop()'s SIGTERM before the grace ends [L3a.contain.transparent]`, async (t) => {
     if (!need(t, available(mode), `${mode} needs root here`)) return;
     const g = spawnGroup('sleep', ['1000'], { contain: mode, stdio: 'ignore', grace: 20000 });
     const t0 = performance.now();
@@ -114,7 +114,7 @@ for (const mode of MODES) {
     assert.equal(r.killed, false);
   });
 
-  test(`${mode}: exit codes and signal deaths are reported exactly`, async (t) => {
+  test(`${mode}: exit codes and signal deaths are reported exactly [L3a.contain.transparent]`, async (t) => {
     if (!need(t, available(mode), `${mode} needs root here`)) return;
     const a = await spawnGroup('sh', ['-c', 'exit 42'], { contain: mode, stdio: 'ignore' }).closed;
     assert.equal(a.exitCode, 42);
@@ -126,7 +126,7 @@ for (const mode of MODES) {
     assert.equal(c.signal, 'SIGSEGV');
   });
 
-  test(`${mode}: stdio, cwd and env are the command's own; a command not found throws ENOENT`, async (t) => {
+  test(`${mode}: stdio, cwd and env are the command's own; a command not found throws ENOENT [L3a.contain.transparent]`, async (t) => {
     if (!need(t, available(mode), `${mode} needs root here`)) return;
     const g = spawnGroup('sh', ['-c', 'read x; echo "$x $(pwd) $FOO"; echo err >&2'], {
       contain: mode,
@@ -143,12 +143,14 @@ for (const mode of MODES) {
     assert.equal(r.exitCode, 0);
     assert.equal(out, 'hello /tmp bar\n');
     assert.equal(err, 'err\n');
-    assert.throws(() => spawnGroup('no-such-command-procpin', [], { contain: mode, stdio: 'ignore' }), { code: 'ENOENT' });
+    assert.throws(() => spawnGroup('no-such-command-procpin', [], { contain: mode, stdio: 'ignore' }), {
+      code: 'ENOENT',
+    });
     if (mode === 'cgroup') assert.deepEqual(ourCgroups(), []);
   });
 }
 
-test('pidns: /proc inside is the namespace\'s own, and the supervisor\'s /proc is left alone', async (t) => {
+test("pidns: /proc inside is the namespace's own, and the supervisor's /proc is left alone [L3a.contain.transparent]", async (t) => {
   if (!need(t, available('pidns'), 'pidns')) return;
   const g = spawnGroup('sh', ['-c', 'read s _ < /proc/self/stat; echo $$ $s $(cut -d" " -f1 /proc/$$/stat)'], {
     contain: 'pidns',
@@ -165,7 +167,7 @@ test('pidns: /proc inside is the namespace\'s own, and the supervisor\'s /proc i
   assert.equal(Number(readlinkSync('/proc/self')), process.pid);
 });
 
-test('pidns: 50 orphans inside leave no zombie', async (t) => {
+test('pidns: 50 orphans inside leave no zombie [L3a.contain.transparent]', async (t) => {
   if (!need(t, available('pidns'), 'pidns')) return;
   // 50 double-forked children that exit at once; then, until none is left unreaped (bounded),
   // count the zombies the namespace's /proc shows.
@@ -181,7 +183,7 @@ test('pidns: 50 orphans inside leave no zombie', async (t) => {
   assert.equal(out.trim(), '0');
 });
 
-test('pidns: a signal to the group reaches every process of the namespace; pid names procpin-init', async (t) => {
+test('pidns: a signal to the group reaches every process of the namespace; pid names procpin-init [L3a.contain.transparent]', async (t) => {
   if (!need(t, available('pidns'), 'pidns')) return;
   const tok = token();
   const g = spawnGroup('sh', attack(tok, "trap 'exit 9' USR1; while :; do sleep 0.05; done"), {
@@ -206,7 +208,9 @@ async function supervisor(mode, tok, out) {
     const g = spawnGroup('sh', ${JSON.stringify(attack(tok, 'exec sleep 1001'))}, { contain: ${JSON.stringify(mode)}, stdio: 'ignore' });
     writeFileSync(${JSON.stringify(out)}, JSON.stringify({ containment: g.containment, pid: g.pid }));
     setInterval(() => {}, 1000);`;
-  const sup = cpSpawn(process.execPath, ['--input-type=module', '-e', code], { stdio: ['ignore', 'inherit', 'inherit'] });
+  const sup = cpSpawn(process.execPath, ['--input-type=module', '-e', code], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
   const info = await waitFor(
     () => {
       try {
@@ -221,7 +225,7 @@ async function supervisor(mode, tok, out) {
   return { sup, info };
 }
 
-test('pidns: nothing of the command lives 2 s after its supervisor is SIGKILLed', async (t) => {
+test('pidns: nothing of the command lives 2 s after its supervisor is SIGKILLed [L3a.contain.pidns-sigkill]', async (t) => {
   if (!need(t, available('pidns'), 'pidns')) return;
   const dir = tmpDir('procpin-contain-');
   t.after(() => dir[Symbol.dispose]());
@@ -232,7 +236,7 @@ test('pidns: nothing of the command lives 2 s after its supervisor is SIGKILLed'
   await noSurvivors(tok, 2000);
 });
 
-test("cgroup: a SIGKILLed supervisor's cgroup lives until a successor's sweepCgroups ends and removes it; a live supervisor's is kept", async (t) => {
+test("cgroup: a SIGKILLed supervisor's cgroup lives until a successor's sweepCgroups ends and removes it; a live supervisor's is kept [L3b.cgroups.sweep]", async (t) => {
   if (!need(t, available('cgroup'), 'cgroup needs root here')) return;
   const dir = tmpDir('procpin-contain-');
   t.after(() => dir[Symbol.dispose]());
@@ -268,7 +272,7 @@ function isGoneOrZombie(pid) {
   return !st || st.state === 'Z' || st.state === 'X';
 }
 
-test("contain: 'auto' says which holds the group; a bad contain value is refused before anything starts", async (t) => {
+test("contain: 'auto' says which holds the group; a bad contain value is refused before anything starts [L3a.contain.auto]", async (t) => {
   if (!need(t, available('pidns'), 'pidns')) return;
   const g = spawnGroup('true', [], { contain: 'auto', stdio: 'ignore' });
   assert.equal(g.containment, 'pidns');
@@ -283,10 +287,25 @@ test("contain: 'auto' says which holds the group; a bad contain value is refused
 // Unprivileged: uid 65534 through setpriv.
 const setpriv = existsSync('/usr/bin/setpriv') ? '/usr/bin/setpriv' : null;
 function asNobody(code, { wrap = [] } = {}) {
-  return runCmd(setpriv, ['--reuid', '65534', '--regid', '65534', '--clear-groups', ...wrap, process.execPath, '--input-type=module', '-e', code], { timeout: 20000 });
+  return runCmd(
+    setpriv,
+    [
+      '--reuid',
+      '65534',
+      '--regid',
+      '65534',
+      '--clear-groups',
+      ...wrap,
+      process.execPath,
+      '--input-type=module',
+      '-e',
+      code,
+    ],
+    { timeout: 20000 },
+  );
 }
 
-test('unprivileged pidns: a user namespace of its own, the uid it would have had, and no daemon outlives stop()', async (t) => {
+test('unprivileged pidns: a user namespace of its own, the uid it would have had, and no daemon outlives stop() [L3a.contain.userns]', async (t) => {
   if (!need(t, isRoot && setpriv !== null, 'root and setpriv to become uid 65534')) return;
   const tok = token();
   const code = `
@@ -309,7 +328,7 @@ test('unprivileged pidns: a user namespace of its own, the uid it would have had
   assert.deepEqual(res, { containment: 'pidns', before: 3, after: 0, out: '65534\n' });
 });
 
-test("unprivileged, user namespaces refused: 'auto' falls back and says why; explicit 'pidns' and 'cgroup' throw and start nothing", async (t) => {
+test("unprivileged, user namespaces refused: 'auto' falls back and says why; explicit 'pidns' and 'cgroup' throw and start nothing [L3a.contain.auto]", async (t) => {
   if (!need(t, isRoot && setpriv !== null, 'root and setpriv to become uid 65534')) return;
   const bin = compileC('nouserns');
   if (!need(t, bin !== null, `cc: ${compileC.lastError}`)) return;
@@ -340,7 +359,7 @@ test("unprivileged, user namespaces refused: 'auto' falls back and says why; exp
   assert.equal(existsSync(mark), false, 'nothing was started');
 });
 
-test('sweepCgroups reports nothing to do where there is nothing of dead supervisors', async (t) => {
+test('sweepCgroups reports nothing to do where there is nothing of dead supervisors [L3b.cgroups.sweep]', async (t) => {
   if (!need(t, available('cgroup'), 'cgroup needs root here')) return;
   const r = await sweepCgroups();
   assert.equal(r.removed.filter((e) => e.pid === process.pid).length, 0);
@@ -349,14 +368,21 @@ test('sweepCgroups reports nothing to do where there is nothing of dead supervis
 
 void CI;
 
-test('procpin run --contain[=MODE] uses it and --verbose says which; a bad MODE is a usage error', async (t) => {
+test('procpin run --contain[=MODE] uses it and --verbose says which; a bad MODE is a usage error [CLI.run.contain]', async (t) => {
   if (!need(t, available('pidns') && available('cgroup'), 'pidns and cgroup')) return;
   const { procpin: cli } = await import('../cli/cli-helpers.mjs');
   const a = await cli(['run', '--contain', '-v', '--', 'sh', '-c', 'echo $$; exit 4']);
   assert.equal(a.code, 4);
   assert.equal(a.stdout, '2\n', 'the command is pid 2 of its namespace');
   assert.match(a.stderr, /containment: pidns/);
-  const b = await cli(['run', '--contain=cgroup', '--verbose', 'sh', '-c', 'grep -c "^0::/.*procpin-" /proc/self/cgroup; kill -9 $$']);
+  const b = await cli([
+    'run',
+    '--contain=cgroup',
+    '--verbose',
+    'sh',
+    '-c',
+    'grep -c "^0::/.*procpin-" /proc/self/cgroup; kill -9 $$',
+  ]);
   assert.equal(b.code, 137);
   assert.equal(b.stdout, '1\n');
   assert.match(b.stderr, /containment: cgroup/);

@@ -72,7 +72,7 @@ const SWEEP_TWICE = (name) => `
   console.log(JSON.stringify({ dry, real, ns: (await import('node:fs')).statSync('/proc/self/ns/pid').ino }));`;
 
 test(
-  "cgroup: a live supervisor's cgroup survives sweepCgroups() run from inside a new pid namespace, kept with reason 'namespace'",
+  "cgroup: a live supervisor's cgroup survives sweepCgroups() run from inside a new pid namespace, kept with reason 'namespace' [L3b.cgroups.namespace]",
   { timeout: 40000 },
   async (t) => {
     if (!need(t, ok, WHY)) return;
@@ -109,7 +109,7 @@ test(
 );
 
 test(
-  "procpin sweep --cgroups run from inside a new pid namespace keeps a live supervisor's cgroup and says why",
+  "procpin sweep --cgroups run from inside a new pid namespace keeps a live supervisor's cgroup and says why [L3b.cgroups.namespace]",
   { timeout: 40000 },
   async (t) => {
     if (!need(t, ok, WHY)) return;
@@ -166,7 +166,7 @@ function supervisorInPidns(extra = []) {
 }
 
 test(
-  'cgroup: a live supervisor inside a pid namespace keeps its cgroup when swept from the initial namespace, though its pid names another live process there',
+  'cgroup: a live supervisor inside a pid namespace keeps its cgroup when swept from the initial namespace, though its pid names another live process there [L3b.cgroups.namespace]',
   { timeout: 40000 },
   async (t) => {
     if (!need(t, ok, WHY)) return;
@@ -206,7 +206,7 @@ test(
 );
 
 test(
-  'cgroup: a dead supervisor of a pid namespace that is gone is swept from the initial namespace, though its pid names another live process there',
+  'cgroup: a dead supervisor of a pid namespace that is gone is swept from the initial namespace, though its pid names another live process there [L3b.cgroups.namespace]',
   { timeout: 40000 },
   async (t) => {
     if (!need(t, ok, WHY)) return;
@@ -266,7 +266,7 @@ const REUSE = `
   console.log(JSON.stringify({ info, takerAlive, report, after }));`;
 
 test(
-  "cgroup: a dead supervisor's cgroup is swept (daemon killed, directory removed) though its pid is now taken by another live process",
+  "cgroup: a dead supervisor's cgroup is swept (daemon killed, directory removed) though its pid is now taken by another live process [L3b.cgroups.namespace]",
   { timeout: 40000 },
   async (t) => {
     if (!need(t, ok, WHY)) return;
@@ -287,7 +287,7 @@ test(
 );
 
 test(
-  'cgroup: a cgroup named by an earlier procpin (no namespace in its name) is kept unless its supervisor is provably dead',
+  'cgroup: a cgroup named by an earlier procpin (no namespace in its name) is kept unless its supervisor is provably dead [L3b.cgroups.namespace]',
   { timeout: 40000 },
   async (t) => {
     if (!need(t, ok, WHY)) return;

@@ -34,7 +34,7 @@ function assertAllRan(out) {
   assert.ok(Number(/# pass (\d+)/.exec(out)?.[1]) >= 20, out);
 }
 
-test('every group test passes with group signals forced through kill(-pgid)', async () => {
+test('every group test passes with group signals forced through kill(-pgid) [K.pidfd-group]', async () => {
   const { code, out } = await nodeTest(groupTests, {
     PROCPIN_NO_PIDFD_GROUP: '1',
     PROCPIN_EXPECT_GROUP_PATH: 'kill',
@@ -46,9 +46,10 @@ test('every group test passes with group signals forced through kill(-pgid)', as
 const oldKernelHelper = join(here, '..', 'oldkernel.mjs');
 
 for (const errno of ['ENOSYS', 'EPERM']) {
-  const title = errno === 'ENOSYS'
-    ? 'every group test passes on a simulated old kernel (no pidfd at all)'
-    : 'every group test passes under a seccomp policy that answers EPERM to the pidfd calls and close_range';
+  const title =
+    errno === 'ENOSYS'
+      ? 'every group test passes on a simulated old kernel (no pidfd at all)'
+      : 'every group test passes under a seccomp policy that answers EPERM to the pidfd calls and close_range';
   test(title, async (t) => {
     if (!need(t, existsSync(oldKernelHelper), 'test/oldkernel.mjs (the seccomp old-kernel helper)')) return;
     const { oldKernelBinary } = await import(oldKernelHelper);

@@ -119,7 +119,14 @@ function harness(opts = {}) {
   };
   h.group = new GroupCleanup(
     ops,
-    { pid: 4242, killSignal, killSignalName: killSignal === SIGKILL ? 'SIGKILL' : 'SIGTERM', grace, timeout, abortedAtStart },
+    {
+      pid: 4242,
+      killSignal,
+      killSignalName: killSignal === SIGKILL ? 'SIGKILL' : 'SIGTERM',
+      grace,
+      timeout,
+      abortedAtStart,
+    },
     watch,
   );
   return h;
@@ -127,19 +134,23 @@ function harness(opts = {}) {
 
 const last = (a) => a[a.length - 1];
 
-test('a reserved group is killed despite an empty scan, and the number is forgotten', async () => {
+test('a reserved group is killed despite an empty scan, and the number is forgotten [L3a.final-sigkill]', async () => {
   const h = harness({ scan: () => 0 });
   h.exitAndWatch();
   const result = await h.group.closed;
   const signals = h.groupSignals();
-  assert.deepEqual(last(signals), ['group', SIGKILL, 'exited'], 'the last group signal is a SIGKILL to the zombie-led group');
+  assert.deepEqual(
+    last(signals),
+    ['group', SIGKILL, 'exited'],
+    'the last group signal is a SIGKILL to the zombie-led group',
+  );
   assert.equal(h.group.holdsGroup, false);
   assert.equal(h.group.state, 'released');
   assert.equal(result.killed, false);
   assert.equal(result.exitCode, 0);
 });
 
-test('when the leader exits on its own the group gets killSignal, SIGCONT, then SIGKILL, and only then is the leader reaped and closed', async () => {
+test('when the leader exits on its own the group gets killSignal, SIGCONT, then SIGKILL, and only then is the leader reaped and closed [L3a.exit.clean-then-reap]', async () => {
   const h = harness();
   h.exitAndWatch(exitInfo(3));
   const result = await h.group.closed;
@@ -161,7 +172,7 @@ test('when the leader exits on its own the group gets killSignal, SIGCONT, then 
   });
 });
 
-test('nothing is signalled after release: signal() is false, stop() and late deadlines send nothing', async () => {
+test('nothing is signalled after release: signal() is false, stop() and late deadlines send nothing [L3a.signal.unreaped]', async () => {
   const h = harness({ timeout: 40 });
   h.exitAndWatch();
   const result = await h.group.closed;
@@ -174,7 +185,7 @@ test('nothing is signalled after release: signal() is false, stop() and late dea
   assert.equal(h.log.length, before, `sent after release: ${JSON.stringify(h.log.slice(before))}`);
 });
 
-test('ESRCH from a group signal forgets the number: no further group signal, no scan, the leader is still reaped', async () => {
+test('ESRCH from a group signal forgets the number: no further group signal, no scan, the leader is still reaped [L3a.signal.esrch]', async () => {
   const h = harness({ send: () => 'ESRCH', scan: () => 1 });
   h.exitAndWatch();
   const result = await h.group.closed;
@@ -185,23 +196,26 @@ test('ESRCH from a group signal forgets the number: no further group signal, no 
   assert.equal(result.killed, false);
 });
 
-test('ESRCH on a signal() call forgets the number: later calls send nothing to the group, only to the running leader through its pidfd', async () => {
+test('ESRCH on a signal() call forgets the number: later calls send nothing to the group, only to the running leader through its pidfd [L3a.signal.esrch]', async () => {
   const h = harness({ send: () => 'ESRCH' });
   // The group is gone while the leader runs: it left the group (setpgid). It still gets the signal.
   assert.equal(h.group.signal(SIGUSR1), true);
   assert.equal(h.group.signal(SIGUSR1), true);
   assert.equal(h.groupSignals().length, 1);
-  assert.deepEqual(h.log.filter((e) => e[0] === 'leader'), [
-    ['leader', SIGUSR1, 'running'],
-    ['leader', SIGUSR1, 'running'],
-  ]);
+  assert.deepEqual(
+    h.log.filter((e) => e[0] === 'leader'),
+    [
+      ['leader', SIGUSR1, 'running'],
+      ['leader', SIGUSR1, 'running'],
+    ],
+  );
   h.exitAndWatch();
   await h.group.closed;
   assert.equal(h.groupSignals().length, 1);
   assert.equal(h.group.signal(SIGUSR1), false, 'released');
 });
 
-test('EPERM from a group signal falls back to signalling the leader through its pidfd and keeps the number', async () => {
+test('EPERM from a group signal falls back to signalling the leader through its pidfd and keeps the number [L3a.signal.eperm]', async () => {
   const h = harness({ send: (sig) => (sig === SIGUSR1 ? 'EPERM' : 'ok') });
   assert.equal(h.group.signal(SIGUSR1), true);
   assert.deepEqual(h.log, [
@@ -214,7 +228,7 @@ test('EPERM from a group signal falls back to signalling the leader through its 
   assert.deepEqual(last(h.groupSignals()), ['group', SIGKILL, 'exited']);
 });
 
-test('EPERM during cleanup still ends with a group SIGKILL attempt while the leader is reserved', async () => {
+test('EPERM during cleanup still ends with a group SIGKILL attempt while the leader is reserved [L3a.final-sigkill]', async () => {
   const h = harness({ send: () => 'EPERM' });
   h.exitAndWatch();
   await h.group.closed;
@@ -225,7 +239,7 @@ test('EPERM during cleanup still ends with a group SIGKILL attempt while the lea
   ]);
 });
 
-test('an unreadable /proc counts as "members may exist": the grace runs out and killed is true', async () => {
+test('an unreadable /proc counts as "members may exist": the grace runs out and killed is true [L3a.scan.unreadable]', async () => {
   const h = harness({ scan: () => 'unknown', grace: 80 });
   const t0 = performance.now();
   h.exitAndWatch();
@@ -237,7 +251,7 @@ test('an unreadable /proc counts as "members may exist": the grace runs out and 
   assert.equal(h.phases.find((p) => p.phase === 'grace-ended').reason, 'grace');
 });
 
-test('the grace ends early once the leader has exited and a scan finds no live member', async () => {
+test('the grace ends early once the leader has exited and a scan finds no live member [L3a.scan.advisory]', async () => {
   let scans = 0;
   const h = harness({ scan: () => (++scans < 3 ? 1 : 0), grace: 20000 });
   const t0 = performance.now();
@@ -249,7 +263,7 @@ test('the grace ends early once the leader has exited and a scan finds no live m
   assert.equal(h.phases.find((p) => p.phase === 'grace-ended').reason, 'empty');
 });
 
-test('a scan answered through a promise ends the grace early when it finds no member', async () => {
+test('a scan answered through a promise ends the grace early when it finds no member [L3a.scan.advisory]', async () => {
   let scans = 0;
   const h = harness({ scan: () => new Promise((r) => setTimeout(r, 2, ++scans < 3 ? 1 : 0)), grace: 20000 });
   const t0 = performance.now();
@@ -262,7 +276,7 @@ test('a scan answered through a promise ends the grace early when it finds no me
   assert.deepEqual(last(h.groupSignals()), ['group', SIGKILL, 'exited']);
 });
 
-test('a scan slower than the grace does not hold it: the grace ends on time with a SIGKILL and killed is true', async () => {
+test('a scan slower than the grace does not hold it: the grace ends on time with a SIGKILL and killed is true [L3a.scan.advisory]', async () => {
   const h = harness({ scan: () => new Promise(() => {}), grace: 60 });
   const t0 = performance.now();
   h.exitAndWatch();
@@ -274,8 +288,13 @@ test('a scan slower than the grace does not hold it: the grace ends on time with
   assert.deepEqual(last(h.groupSignals()), ['group', SIGKILL, 'exited']);
 });
 
-test('a scan that fails (rejects or throws) counts as "members may exist"', async () => {
-  for (const scan of [() => Promise.reject(new Error('EIO')), () => { throw new Error('EIO'); }]) {
+test('a scan that fails (rejects or throws) counts as "members may exist" [L3a.scan.unreadable]', async () => {
+  for (const scan of [
+    () => Promise.reject(new Error('EIO')),
+    () => {
+      throw new Error('EIO');
+    },
+  ]) {
     const h = harness({ scan, grace: 40 });
     const t0 = performance.now();
     h.exitAndWatch();
@@ -286,7 +305,7 @@ test('a scan that fails (rejects or throws) counts as "members may exist"', asyn
   }
 });
 
-test('early in the grace the group is looked at about every millisecond', async () => {
+test('early in the grace the group is looked at about every millisecond [L3a.scan.advisory]', async () => {
   // Members that leave 30 ms after killSignal: the empty group is seen within a few ms of it.
   const start = { t0: 0 };
   const h = harness({ scan: () => (performance.now() - start.t0 < 30 ? 1 : 0), grace: 20000 });
@@ -298,7 +317,7 @@ test('early in the grace the group is looked at about every millisecond', async 
   assert.ok(h.log.filter((e) => e[0] === 'scan').length >= 10, 'scans every few ms');
 });
 
-test('members still seen when the grace runs out are killed and reported as killed', async () => {
+test('members still seen when the grace runs out are killed and reported as killed [L3a.grace.sigkill]', async () => {
   const h = harness({ scan: () => 1, grace: 30 });
   h.exitAndWatch();
   const result = await h.group.closed;
@@ -306,7 +325,7 @@ test('members still seen when the grace runs out are killed and reported as kill
   assert.deepEqual(last(h.groupSignals()), ['group', SIGKILL, 'exited']);
 });
 
-test('an empty scan does not end the grace while the leader still runs', async () => {
+test('an empty scan does not end the grace while the leader still runs [L3a.scan.advisory]', async () => {
   // The leader ignores SIGTERM: the scan says empty, but a live leader is a member.
   const h = harness({
     scan: () => 0,
@@ -329,10 +348,11 @@ test('an empty scan does not end the grace while the leader still runs', async (
   ]);
 });
 
-test('a timeout stops a running leader: timedOut and stoppedWhileRunning', async () => {
+test('a timeout stops a running leader: timedOut and stoppedWhileRunning [L3a.deadline.unreaped]', async () => {
   const h = harness({
     timeout: 20,
-    onSignal: (sig, h) => sig === SIGTERM && h.leader === 'running' && setImmediate(() => h.exitAndWatch(killedInfo('SIGTERM', SIGTERM))),
+    onSignal: (sig, h) =>
+      sig === SIGTERM && h.leader === 'running' && setImmediate(() => h.exitAndWatch(killedInfo('SIGTERM', SIGTERM))),
   });
   const result = await h.group.closed;
   assert.equal(result.timedOut, true);
@@ -342,7 +362,7 @@ test('a timeout stops a running leader: timedOut and stoppedWhileRunning', async
   assert.deepEqual(last(h.groupSignals()), ['group', SIGKILL, 'exited']);
 });
 
-test('a leader that exited a moment before the deadline is cleaned as an exit, not timed out', async () => {
+test('a leader that exited a moment before the deadline is cleaned as an exit, not timed out [L3a.deadline.unreaped]', async () => {
   const h = harness({ timeout: 30 });
   h.exitNow(exitInfo(7)); // the kernel has it; the watch has not reported yet
   const result = await h.group.closed;
@@ -353,9 +373,10 @@ test('a leader that exited a moment before the deadline is cleaned as an exit, n
   assert.deepEqual(last(h.groupSignals()), ['group', SIGKILL, 'exited']);
 });
 
-test('an abort stops a running leader: aborted and stoppedWhileRunning', async () => {
+test('an abort stops a running leader: aborted and stoppedWhileRunning [L3a.deadline.unreaped]', async () => {
   const h = harness({
-    onSignal: (sig, h) => sig === SIGTERM && h.leader === 'running' && setImmediate(() => h.exitAndWatch(killedInfo('SIGTERM', SIGTERM))),
+    onSignal: (sig, h) =>
+      sig === SIGTERM && h.leader === 'running' && setImmediate(() => h.exitAndWatch(killedInfo('SIGTERM', SIGTERM))),
   });
   h.abort();
   const result = await h.group.closed;
@@ -364,7 +385,7 @@ test('an abort stops a running leader: aborted and stoppedWhileRunning', async (
   assert.equal(result.stoppedWhileRunning, true);
 });
 
-test('an abort after the leader exited (watch not yet reported) is cleaned as an exit, not aborted', async () => {
+test('an abort after the leader exited (watch not yet reported) is cleaned as an exit, not aborted [L3a.deadline.unreaped]', async () => {
   const h = harness();
   h.exitNow(exitInfo(0));
   h.abort();
@@ -373,17 +394,18 @@ test('an abort after the leader exited (watch not yet reported) is cleaned as an
   assert.equal(result.stoppedWhileRunning, false);
 });
 
-test('a signal already aborted at spawn stops the group at once', async () => {
+test('a signal already aborted at spawn stops the group at once [L3a.deadline.unreaped]', async () => {
   const h = harness({
     abortedAtStart: true,
-    onSignal: (sig, h) => sig === SIGTERM && h.leader === 'running' && setImmediate(() => h.exitAndWatch(killedInfo('SIGTERM', SIGTERM))),
+    onSignal: (sig, h) =>
+      sig === SIGTERM && h.leader === 'running' && setImmediate(() => h.exitAndWatch(killedInfo('SIGTERM', SIGTERM))),
   });
   const result = await h.group.closed;
   assert.equal(result.aborted, true);
   assert.equal(result.stoppedWhileRunning, true);
 });
 
-test('an abort during the cleanup of an exit changes nothing', async () => {
+test('an abort during the cleanup of an exit changes nothing [L3a.deadline.unreaped]', async () => {
   const h = harness({ scan: () => 1, grace: 40 });
   h.exitAndWatch();
   await h.group.exited;
@@ -393,9 +415,10 @@ test('an abort during the cleanup of an exit changes nothing', async () => {
   assert.equal(h.groupSignals().filter((e) => e[1] === SIGTERM).length, 1);
 });
 
-test('stop() runs once: concurrent and later calls share its promise and send killSignal once', async () => {
+test('stop() runs once: concurrent and later calls share its promise and send killSignal once [L3a.stop.once]', async () => {
   const h = harness({
-    onSignal: (sig, h) => sig === SIGTERM && h.leader === 'running' && setImmediate(() => h.exitAndWatch(killedInfo('SIGTERM', SIGTERM))),
+    onSignal: (sig, h) =>
+      sig === SIGTERM && h.leader === 'running' && setImmediate(() => h.exitAndWatch(killedInfo('SIGTERM', SIGTERM))),
   });
   const p1 = h.group.stop();
   const p2 = h.group.stop();
@@ -407,9 +430,11 @@ test('stop() runs once: concurrent and later calls share its promise and send ki
   assert.equal(h.groupSignals().filter((e) => e[1] === SIGTERM).length, 1);
 });
 
-test('stoppedWhileRunning is decided by a WNOWAIT look before the signal, not by a flag set afterwards', async () => {
+test('stoppedWhileRunning is decided by a WNOWAIT look before the signal, not by a flag set afterwards [L3a.result.stopped-while-running]', async () => {
   // The leader dies synchronously of our SIGTERM: a flag read after the signal would see an exit.
-  const a = harness({ onSignal: (sig, h) => sig === SIGTERM && h.leader === 'running' && h.exitAndWatch(killedInfo('SIGTERM', SIGTERM)) });
+  const a = harness({
+    onSignal: (sig, h) => sig === SIGTERM && h.leader === 'running' && h.exitAndWatch(killedInfo('SIGTERM', SIGTERM)),
+  });
   assert.equal((await a.group.stop()).stoppedWhileRunning, true);
   // The leader had exited but its watch had not reported: the look sees the exit.
   const b = harness();
@@ -417,17 +442,20 @@ test('stoppedWhileRunning is decided by a WNOWAIT look before the signal, not by
   assert.equal((await b.group.stop()).stoppedWhileRunning, false);
 });
 
-test('with killSignal SIGKILL there is no grace', async () => {
+test('with killSignal SIGKILL there is no grace [L3a.grace.sigkill]', async () => {
   const h = harness({ killSignal: SIGKILL, scan: () => 1, grace: 60000 });
   h.exitAndWatch();
   const t0 = performance.now();
   const result = await h.group.closed;
   assert.ok(performance.now() - t0 < 1000);
   assert.equal(result.killed, true);
-  assert.deepEqual(h.groupSignals().map((e) => e[1]), [SIGKILL, SIGKILL]);
+  assert.deepEqual(
+    h.groupSignals().map((e) => e[1]),
+    [SIGKILL, SIGKILL],
+  );
 });
 
-test('state goes running, reserved, cleaning, released', async () => {
+test('state goes running, reserved, cleaning, released [L3a.state]', async () => {
   const h = harness({ scan: () => 1, grace: 30 });
   assert.equal(h.group.state, 'running');
   const seen = [];
@@ -441,7 +469,7 @@ test('state goes running, reserved, cleaning, released', async () => {
   assert.deepEqual(seen, ['reserved', 'cleaning', 'released']);
 });
 
-test('the phases are published in order with the pid, the signals and growing times', async () => {
+test('the phases are published in order with the pid, the signals and growing times [C.diag.group]', async () => {
   const h = harness({ scan: () => 0 });
   h.exitAndWatch();
   await h.group.closed;
@@ -458,10 +486,13 @@ test('the phases are published in order with the pid, the signals and growing ti
     ],
   );
   const ms = h.phases.map((p) => p.ms);
-  assert.deepEqual([...ms].sort((a, b) => a - b), ms);
+  assert.deepEqual(
+    [...ms].sort((a, b) => a - b),
+    ms,
+  );
 });
 
-test('a leader that can no longer be waited for is never signalled: the number is forgotten, and closed rejects with the loss', async () => {
+test('a leader that can no longer be waited for is never signalled: the number is forgotten, and closed rejects with the loss [L3a.leader.lost]', async () => {
   const h = harness({ lookThrows: true });
   await assert.rejects(h.group.stop(), { code: 'ECHILD' });
   assert.equal(h.groupSignals().length, 0);
@@ -469,7 +500,7 @@ test('a leader that can no longer be waited for is never signalled: the number i
   assert.equal(h.group.state, 'released');
 });
 
-test('a failed reap still releases the group with the exit read before', async () => {
+test('a failed reap still releases the group with the exit read before [L3a.release.no-fd]', async () => {
   const h = harness({ reapThrows: true });
   h.exitAndWatch(exitInfo(5));
   const result = await h.group.closed;
@@ -478,7 +509,7 @@ test('a failed reap still releases the group with the exit read before', async (
   assert.deepEqual(last(h.log), ['close', 'exited']);
 });
 
-test('a throwing diagnostics subscriber does not stop the cleanup', async () => {
+test('a throwing diagnostics subscriber does not stop the cleanup [C.diag.group]', async () => {
   const h = harness();
   h.group; // publish replaced below
   const bad = harness();
@@ -493,7 +524,7 @@ test('a throwing diagnostics subscriber does not stop the cleanup', async () => 
   await h.group.closed;
 });
 
-test('killNow() sends a group SIGKILL at once while the group is held, and nothing once released', async () => {
+test('killNow() sends a group SIGKILL at once while the group is held, and nothing once released [L3a.signal.unreaped]', async () => {
   const h = harness({ grace: 20, scan: () => 1 });
   h.group.killNow();
   assert.deepEqual(h.groupSignals(), [['group', SIGKILL, 'running']]);

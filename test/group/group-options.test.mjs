@@ -8,14 +8,14 @@ import { join } from 'node:path';
 import { spawn, spawnGroup, collectOutput, stdioEnded } from '../../dist/index.js';
 import { isGone, liveMembers, need, procLib, root, runCmd, tmpDir, waitFor } from '../helpers.mjs';
 
-test('stop({ signal }) sends the signal chosen at stop time instead of killSignal', async () => {
+test('stop({ signal }) sends the signal chosen at stop time instead of killSignal [L3a.stop.options]', async () => {
   const g = spawnGroup('sleep', ['300'], { stdio: 'ignore', killSignal: 'SIGTERM' });
   const r = await g.stop({ signal: 'SIGINT' });
   assert.equal(r.signal, 'SIGINT');
   assert.equal(r.stoppedWhileRunning, true);
 });
 
-test('stop({ grace }) shortens the wait before SIGKILL for a member that ignores killSignal', async () => {
+test('stop({ grace }) shortens the wait before SIGKILL for a member that ignores killSignal [L3a.stop.options]', async () => {
   const g = spawnGroup('sh', ['-c', 'trap "" TERM; echo ready; while :; do sleep 0.05; done'], { grace: 60_000 });
   await new Promise((r) => g.leader.stdout.once('data', r));
   g.leader.stdout.resume();
@@ -27,7 +27,7 @@ test('stop({ grace }) shortens the wait before SIGKILL for a member that ignores
   assert.deepEqual(liveMembers(g.pgid), []);
 });
 
-test('stop() is once: a later stop with other choices gets the same promise; bad choices reject', async () => {
+test('stop() is once: a later stop with other choices gets the same promise; bad choices reject [L3a.stop.once]', async () => {
   const g = spawnGroup('sleep', ['300'], { stdio: 'ignore' });
   const a = g.stop({ signal: 'SIGUSR1' });
   const b = g.stop({ signal: 'SIGINT', grace: 1 });
@@ -42,7 +42,7 @@ test('stop() is once: a later stop with other choices gets the same promise; bad
   assert.equal(h.state, 'released');
 });
 
-test('foreground: true on a terminal: a command that reads a line and runs stty -a completes, and the terminal comes back', async (t) => {
+test('foreground: true on a terminal: a command that reads a line and runs stty -a completes, and the terminal comes back [L3a.foreground]', async (t) => {
   need(t, spawnSync('sh', ['-c', 'command -v script']).status === 0, 'needs script(1)');
   const dir = tmpDir('procpin-fg-');
   t.after(() => dir[Symbol.dispose]());
@@ -61,17 +61,20 @@ test('foreground: true on a terminal: a command that reads a line and runs stty 
     });`,
   );
   const run = (mode) =>
-    runCmd('script', ['-qec', `${process.execPath} ${prog} ${mode}`, '/dev/null'], { input: 'hello\n', timeout: 60_000 });
+    runCmd('script', ['-qec', `${process.execPath} ${prog} ${mode}`, '/dev/null'], {
+      input: 'hello\n',
+      timeout: 60_000,
+    });
   const r = await run('fg');
   assert.match(r.stdout, /GOT-hello/);
   assert.match(r.stdout, /RESULT 0 false fg-back modes-back/);
   // Without it the group is in the background: its read stops it (SIGTTIN) until the timeout.
   const bg = await run('bg');
-  assert.match(bg.stdout, /RESULT {2}true/, "exitCode null: stopped until the timeout");
+  assert.match(bg.stdout, /RESULT {2}true/, 'exitCode null: stopped until the timeout');
   assert.doesNotMatch(bg.stdout, /GOT-/);
 });
 
-test('foreground: true without a controlling terminal does nothing and the group runs as usual', async () => {
+test('foreground: true without a controlling terminal does nothing and the group runs as usual [L3a.foreground]', async () => {
   const code = `const { spawnGroup } = require(${JSON.stringify(join(root, 'dist', 'index.js'))});
     spawnGroup('true', [], { stdio: 'ignore', foreground: true }).closed.then((r) => console.log('done', r.exitCode));`;
   const r = await runCmd('setsid', [process.execPath, '-e', code]);
@@ -79,9 +82,15 @@ test('foreground: true without a controlling terminal does nothing and the group
   assert.throws(() => spawnGroup('true', [], { foreground: 'yes' }), { code: 'ERR_INVALID_ARG_TYPE' });
 });
 
-test('a test runner in a few lines: 20 jobs in parallel, a timeout each, output collected as strings', async () => {
+test('a test runner in a few lines: 20 jobs in parallel, a timeout each, output collected as strings [L3a.options]', async () => {
   const jobs = Array.from({ length: 20 }, (_, i) =>
-    collectOutput(spawnGroup('sh', ['-c', i === 7 ? 'echo slow; exec sleep 300' : `echo out ${i}; echo err ${i} >&2; exit ${i % 3}`], { timeout: 2000, grace: 100 })),
+    collectOutput(
+      spawnGroup(
+        'sh',
+        ['-c', i === 7 ? 'echo slow; exec sleep 300' : `echo out ${i}; echo err ${i} >&2; exit ${i % 3}`],
+        { timeout: 2000, grace: 100 },
+      ),
+    ),
   );
   const results = await Promise.all(jobs);
   results.forEach((r, i) => {
@@ -96,7 +105,7 @@ test('a test runner in a few lines: 20 jobs in parallel, a timeout each, output 
   });
 });
 
-test('more than maxBuffer rejects with ERR_CHILD_PROCESS_STDIO_MAXBUFFER after the group was cleaned', async () => {
+test('more than maxBuffer rejects with ERR_CHILD_PROCESS_STDIO_MAXBUFFER after the group was cleaned [L3a.options]', async () => {
   const g = spawnGroup('sh', ['-c', 'sleep 300 & yes'], { grace: 100 });
   const err = await collectOutput(g, { maxBuffer: 10_000, encoding: 'buffer' }).catch((e) => e);
   assert.equal(err.code, 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER');
@@ -109,7 +118,7 @@ test('more than maxBuffer rejects with ERR_CHILD_PROCESS_STDIO_MAXBUFFER after t
   assert.deepEqual(liveMembers(g.pgid), []);
 });
 
-test("a Child's output is collected with its exit, and stdioEnded says when the streams closed", async () => {
+test("a Child's output is collected with its exit, and stdioEnded says when the streams closed [L3a.options]", async () => {
   const c = spawn('sh', ['-c', 'printf abc; printf def >&2; exit 4']);
   const r = await collectOutput(c, { encoding: 'latin1' });
   assert.deepEqual([r.exitCode, r.stdout, r.stderr], [4, 'abc', 'def']);

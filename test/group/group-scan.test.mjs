@@ -46,7 +46,7 @@ const modes = [
 ];
 
 for (const [mode, statOnly] of modes) {
-  test(`the native scan counts exactly the live members: not zombies, not processes of other groups${mode}`, async (t) => {
+  test(`the native scan counts exactly the live members: not zombies, not processes of other groups${mode} [L3a.scan.advisory]`, async (t) => {
     binding.scanTestHook(0, statOnly);
     t.after(() => binding.scanTestHook());
     // Group A: three live members, one zombie member (`true` exits; its parent execs into sleep,
@@ -77,7 +77,10 @@ for (const [mode, statOnly] of modes) {
     assert.equal(await scanGroup(b.pid), 2);
     const [n, witness] = binding.scanGroupSync(a.pid, 2 ** 31 - 1);
     assert.equal(n, 3);
-    assert.ok(liveMembers(a.pid).some((m) => m.pid === witness), `the witness ${witness} is a live member`);
+    assert.ok(
+      liveMembers(a.pid).some((m) => m.pid === witness),
+      `the witness ${witness} is a live member`,
+    );
     assert.equal(binding.groupMemberLive(a.pid, witness), 1);
     assert.equal(binding.groupMemberLive(a.pid, outsider.pid), 0, 'another group');
     const zombie = childrenOf(a.pid).find((k) => k.state === 'Z');
@@ -91,7 +94,7 @@ for (const [mode, statOnly] of modes) {
     assert.equal(binding.groupMemberLive(a.pid, witness), 0, 'a member gone');
   });
 
-  test(`scanGroup reads a member whose command name holds spaces and parentheses${mode}`, async (t) => {
+  test(`scanGroup reads a member whose command name holds spaces and parentheses${mode} [L3a.scan.advisory]`, async (t) => {
     binding.scanTestHook(0, statOnly);
     t.after(() => binding.scanTestHook());
     const dir = tmpDir();
@@ -109,11 +112,14 @@ for (const [mode, statOnly] of modes) {
   });
 }
 
-test('a scan with the memory of the last one counts the same: zombies stay out, a member that dies drops out', async (t) => {
+test('a scan with the memory of the last one counts the same: zombies stay out, a member that dies drops out [L3a.scan.advisory]', async (t) => {
   const cp = startGroup('/bin/true & sleep 30 & sleep 30 & exec sleep 30', t);
-  await waitFor(() => childrenOf(cp.pid).filter((k) => k.state === 'Z').length === 1 && liveMembers(cp.pid).length === 3, {
-    what: 'three live members and a zombie',
-  });
+  await waitFor(
+    () => childrenOf(cp.pid).filter((k) => k.state === 'Z').length === 1 && liveMembers(cp.pid).length === 3,
+    {
+      what: 'three live members and a zombie',
+    },
+  );
   const memory = binding.createScanMemory();
   const max = 2 ** 31 - 1;
   assert.equal(binding.scanGroupSync(cp.pid, max, memory)[0], 3);
@@ -127,7 +133,7 @@ test('a scan with the memory of the last one counts the same: zombies stay out, 
   assert.equal(binding.scanGroupSync(cp.pid, max, memory)[0], 2);
 });
 
-test('an unreadable /proc makes the scan unknown, never empty', async (t) => {
+test('an unreadable /proc makes the scan unknown, never empty [L3a.scan.unreadable]', async (t) => {
   const cp = startGroup('exec sleep 30', t);
   await waitFor(() => procStat(cp.pid)?.comm === 'sleep', { what: 'the member' });
   binding.scanTestHook(EACCES);
@@ -162,7 +168,7 @@ async function stopQuickGroup(grace) {
   }
 }
 
-test('a cleanup whose scan cannot read /proc counts members as possibly alive: the grace runs out and killed is true', async () => {
+test('a cleanup whose scan cannot read /proc counts members as possibly alive: the grace runs out and killed is true [L3a.scan.unreadable]', async () => {
   const grace = 600;
   // Control: readable, the scan shows the group empty and ends the grace early.
   const fast = await stopQuickGroup(grace);

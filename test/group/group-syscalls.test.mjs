@@ -25,7 +25,18 @@ async function traced(t, env) {
   const log = join(dir.path, 'trace');
   const r = await runCmd(
     'strace',
-    ['-f', '-qq', '-o', log, '-e', 'trace=kill,pidfd_send_signal,waitid', process.execPath, '--input-type=module', '-e', script],
+    [
+      '-f',
+      '-qq',
+      '-o',
+      log,
+      '-e',
+      'trace=kill,pidfd_send_signal,waitid',
+      process.execPath,
+      '--input-type=module',
+      '-e',
+      script,
+    ],
     { env, timeout: 60000 },
   );
   assert.equal(r.code, 0, r.stderr);
@@ -50,7 +61,7 @@ function check({ pidfd, events }, path) {
   return pidfd;
 }
 
-test('where the kernel binds group signals to a pidfd, the cleanup sends every one by pidfd_send_signal(PIDFD_SIGNAL_PROCESS_GROUP) and none by kill(-pgid)', async (t) => {
+test('where the kernel binds group signals to a pidfd, the cleanup sends every one by pidfd_send_signal(PIDFD_SIGNAL_PROCESS_GROUP) and none by kill(-pgid) [L3a.signal.pidfd-group]', async (t) => {
   if (!need(t, hasStrace, 'strace is not installed')) return;
   const r = await traced(t, {});
   if (!r.pidfd) {
@@ -61,7 +72,7 @@ test('where the kernel binds group signals to a pidfd, the cleanup sends every o
   check(r, 'pidfd-group');
 });
 
-test('with group signals forced through the number, the cleanup sends every one by kill(-pgid) before the reap', async (t) => {
+test('with group signals forced through the number, the cleanup sends every one by kill(-pgid) before the reap [L3a.signal.pidfd-group]', async (t) => {
   if (!need(t, hasStrace, 'strace is not installed')) return;
   const r = await traced(t, { PROCPIN_NO_PIDFD_GROUP: '1' });
   assert.equal(r.pidfd, false);

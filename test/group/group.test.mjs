@@ -12,7 +12,18 @@ import { spawnGroup as realSpawnGroup, groupSignalsUsePidfd, ProcessGroup, GROUP
 import { createRequire } from 'node:module';
 
 const { binding } = createRequire(import.meta.url)('../../dist/binding.js');
-import { isGone, procStatus, runNode, liveMembers, openFds, ourZombies, parseStat, procState, tmpDir, waitFor } from '../helpers.mjs';
+import {
+  isGone,
+  procStatus,
+  runNode,
+  liveMembers,
+  openFds,
+  ourZombies,
+  parseStat,
+  procState,
+  tmpDir,
+  waitFor,
+} from '../helpers.mjs';
 
 const STRESS = process.env.PROCPIN_STRESS === '1';
 const expectPidfd = process.env.PROCPIN_EXPECT_GROUP_PATH;
@@ -25,14 +36,17 @@ function spawnGroup(...args) {
   return g;
 }
 after(() => {
-  for (const pgid of started) for (const m of liveMembers(pgid)) try { process.kill(m.pid, 'SIGKILL'); } catch {}
+  for (const pgid of started)
+    for (const m of liveMembers(pgid))
+      try {
+        process.kill(m.pid, 'SIGKILL');
+      } catch {}
 });
 
 /** Reads whitespace-separated pids from a file the group wrote. */
 function pidsIn(file) {
   return readFileSync(file, 'utf8').split(/\s+/).filter(Boolean).map(Number);
 }
-
 
 /** Collects the diagnostics phases of one group. */
 function phasesOf(pidRef) {
@@ -51,14 +65,14 @@ function workdir(t) {
   return d.path;
 }
 
-test('group signals take the path this run expects', () => {
+test('group signals take the path this run expects [L3a.signal.pidfd-group]', () => {
   const forced = process.env.PROCPIN_NO_PIDFD_GROUP === '1';
   if (expectPidfd === 'pidfd') assert.equal(groupSignalsUsePidfd(), true);
   else if (expectPidfd === 'kill' || forced) assert.equal(groupSignalsUsePidfd(), false);
   else assert.equal(groupSignalsUsePidfd(), binding.hasPidfdGroupSignal());
 });
 
-test('the leader is held through a pidfd where the kernel has them', async () => {
+test('the leader is held through a pidfd where the kernel has them [L3a.signal.pidfd-group]', async () => {
   const g = spawnGroup('sh', ['-c', 'exit 0'], { stdio: 'ignore' });
   if (process.env.PROCPIN_EXPECT_NO_PIDFD === '1') assert.equal(g.leader.pidfd, -1);
   else assert.ok(g.leader.pidfd >= 0);
@@ -66,7 +80,7 @@ test('the leader is held through a pidfd where the kernel has them', async () =>
   assert.equal(g.leader.pidfd, -1);
 });
 
-test('group signals go through the pidfd, or kill(-pgid) only while the leader is unreaped', async (t) => {
+test('group signals go through the pidfd, or kill(-pgid) only while the leader is unreaped [L3a.signal.unreaped]', async (t) => {
   // The group signal is sent natively (the leader's handle decides pidfd or number); each one is
   // published on the diagnostics channel right after it was sent, and the leader's /proc state
   // read then shows it was still a reserved zombie: the number was provably the group's.
@@ -82,7 +96,7 @@ test('group signals go through the pidfd, or kill(-pgid) only while the leader i
   assert.equal(sent.at(-1).signal, 'SIGKILL');
 });
 
-test('a leader that backgrounds sleep and exits leaves no survivor, and is reaped only after the group SIGKILL', async (t) => {
+test('a leader that backgrounds sleep and exits leaves no survivor, and is reaped only after the group SIGKILL [L3a.exit.clean-then-reap]', async (t) => {
   const dir = workdir(t);
   const pids = join(dir, 'pids');
   const ref = {};
@@ -120,7 +134,7 @@ test('a leader that backgrounds sleep and exits leaves no survivor, and is reape
   assert.notEqual(procState(g.pid), 'Z', 'the leader was reaped');
 });
 
-test("a member's TERM trap sees the leader's /proc state as Z while cleanup runs", async (t) => {
+test("a member's TERM trap sees the leader's /proc state as Z while cleanup runs [L3a.exit.clean-then-reap]", async (t) => {
   const dir = workdir(t);
   const seen = join(dir, 'seen');
   const ready = join(dir, 'ready');
@@ -137,13 +151,16 @@ test("a member's TERM trap sees the leader's /proc state as Z while cleanup runs
   assert.equal(parseStat(line).state, 'Z');
 });
 
-test('a member that ignores SIGTERM dies by SIGKILL after the grace', async (t) => {
+test('a member that ignores SIGTERM dies by SIGKILL after the grace [L3a.grace.sigkill]', async (t) => {
   const dir = workdir(t);
   const pidFile = join(dir, 'member');
   const grace = 400;
   const g = spawnGroup(
     'sh',
-    ['-c', `sh -c 'trap "" TERM; echo $$ > ${pidFile}.tmp; mv ${pidFile}.tmp ${pidFile}; while :; do sleep 1; done' & while [ ! -e ${pidFile} ]; do sleep 0.01; done; exit 0`],
+    [
+      '-c',
+      `sh -c 'trap "" TERM; echo $$ > ${pidFile}.tmp; mv ${pidFile}.tmp ${pidFile}; while :; do sleep 1; done' & while [ ! -e ${pidFile} ]; do sleep 0.01; done; exit 0`,
+    ],
     { stdio: 'ignore', grace },
   );
   const ref = { pid: g.pid };
@@ -166,7 +183,7 @@ test('a member that ignores SIGTERM dies by SIGKILL after the grace', async (t) 
   await waitFor(() => liveMembers(g.pgid).length === 0, { what: 'no live member' });
 });
 
-test('the grace ends early when every member has exited', async (t) => {
+test('the grace ends early when every member has exited [L3a.scan.advisory]', async (t) => {
   const g = spawnGroup('sh', ['-c', 'sleep 30 & sleep 30 & exit 0'], { stdio: 'ignore', grace: 20000 });
   const ref = { pid: g.pid };
   const phases = phasesOf(ref);
@@ -179,7 +196,7 @@ test('the grace ends early when every member has exited', async (t) => {
   assert.equal(phases.find((p) => p.phase === 'grace-ended').reason, 'empty');
 });
 
-test('a stopped member gets SIGCONT after killSignal and ends within the grace', async (t) => {
+test('a stopped member gets SIGCONT after killSignal and ends within the grace [L3a.grace.sigkill]', async (t) => {
   // The leader waits for the stopped member and ignores SIGTERM itself (set after the fork), so
   // the member ends only if something continues it: the group never becomes orphaned with a
   // stopped member, which would make the kernel send SIGHUP and SIGCONT on its own.
@@ -187,7 +204,10 @@ test('a stopped member gets SIGCONT after killSignal and ends within the grace',
   const pidFile = join(dir, 'member');
   const g = spawnGroup(
     'sh',
-    ['-c', `sh -c 'echo $$ > ${pidFile}; kill -STOP $$; sleep 30' & M=$!; trap "" TERM; touch ${pidFile}.leader; wait $M; exit 0`],
+    [
+      '-c',
+      `sh -c 'echo $$ > ${pidFile}; kill -STOP $$; sleep 30' & M=$!; trap "" TERM; touch ${pidFile}.leader; wait $M; exit 0`,
+    ],
     { stdio: 'ignore', grace: 20000 },
   );
   await waitFor(() => existsSync(`${pidFile}.leader`), { what: 'the leader to ignore SIGTERM' });
@@ -202,7 +222,7 @@ test('a stopped member gets SIGCONT after killSignal and ends within the grace',
   assert.ok(isGone(member));
 });
 
-test('a member forking in a loop during cleanup leaves no survivor (repeated)', async (t) => {
+test('a member forking in a loop during cleanup leaves no survivor (repeated) [L3a.final-sigkill]', async (t) => {
   const rounds = STRESS ? 100 : 20;
   const dir = workdir(t);
   for (let i = 0; i < rounds; i++) {
@@ -210,7 +230,10 @@ test('a member forking in a loop during cleanup leaves no survivor (repeated)', 
     const ready = join(dir, `ready${i}`);
     const g = spawnGroup(
       'sh',
-      ['-c', `sh -c 'trap "" TERM; touch ${ready}; while :; do sleep 5 & done' & while [ ! -e ${ready} ]; do sleep 0.01; done; exit 0`],
+      [
+        '-c',
+        `sh -c 'trap "" TERM; touch ${ready}; while :; do sleep 5 & done' & while [ ! -e ${ready} ]; do sleep 0.01; done; exit 0`,
+      ],
       { stdio: 'ignore', grace: 30 },
     );
     const result = await g.closed;
@@ -222,7 +245,7 @@ test('a member forking in a loop during cleanup leaves no survivor (repeated)', 
   }
 });
 
-test('timeout stops a running leader: timedOut, stoppedWhileRunning, the leader ended by killSignal', async () => {
+test('timeout stops a running leader: timedOut, stoppedWhileRunning, the leader ended by killSignal [L3a.deadline.unreaped]', async () => {
   const t0 = performance.now();
   const g = spawnGroup('sleep', ['30'], { stdio: 'ignore', timeout: 150 });
   const result = await g.closed;
@@ -238,14 +261,14 @@ test('timeout stops a running leader: timedOut, stoppedWhileRunning, the leader 
   });
 });
 
-test('a leader that exits before its timeout is cleaned as an exit, not timed out', async () => {
+test('a leader that exits before its timeout is cleaned as an exit, not timed out [L3a.deadline.unreaped]', async () => {
   const g = spawnGroup('sh', ['-c', 'exit 4'], { stdio: 'ignore', timeout: 60000 });
   const result = await g.closed;
   assert.equal(result.timedOut, false);
   assert.equal(result.exitCode, 4);
 });
 
-test('abort stops a running leader: aborted and stoppedWhileRunning', async () => {
+test('abort stops a running leader: aborted and stoppedWhileRunning [L3a.deadline.unreaped]', async () => {
   const ac = new AbortController();
   const g = spawnGroup('sh', ['-c', 'sleep 30 & exec sleep 30'], { stdio: 'ignore', signal: ac.signal });
   await waitFor(() => liveMembers(g.pgid).length === 2, { what: 'two members' });
@@ -257,14 +280,14 @@ test('abort stops a running leader: aborted and stoppedWhileRunning', async () =
   await waitFor(() => liveMembers(g.pgid).length === 0, { what: 'no live member' });
 });
 
-test('an already aborted signal starts the command and stops it at once', async () => {
+test('an already aborted signal starts the command and stops it at once [L3a.deadline.unreaped]', async () => {
   const g = spawnGroup('sleep', ['30'], { stdio: 'ignore', signal: AbortSignal.abort() });
   const result = await g.closed;
   assert.equal(result.aborted, true);
   assert.equal(result.signal, 'SIGTERM');
 });
 
-test('concurrent stop() calls share one cleanup; later calls get the same promise', async () => {
+test('concurrent stop() calls share one cleanup; later calls get the same promise [L3a.stop.once]', async () => {
   const g = spawnGroup('sh', ['-c', 'trap "" TERM; sleep 30 & wait'], { stdio: 'ignore', grace: 100 });
   await waitFor(() => liveMembers(g.pgid).length === 2, { what: 'two members' });
   const ref = { pid: g.pid };
@@ -285,7 +308,7 @@ test('concurrent stop() calls share one cleanup; later calls get the same promis
   assert.equal(phases.filter((p) => p.phase === 'signal' && p.signal === 'SIGTERM').length, 1);
 });
 
-test('signal() reaches the whole group while it is ours and returns false once released', async (t) => {
+test('signal() reaches the whole group while it is ours and returns false once released [L3a.signal.unreaped]', async (t) => {
   const dir = workdir(t);
   const a = join(dir, 'a');
   const b = join(dir, 'b');
@@ -294,7 +317,10 @@ test('signal() reaches the whole group while it is ours and returns false once r
   // exit (and the cleanup's SIGTERM) cannot overtake their traps.
   const g = spawnGroup(
     'sh',
-    ['-c', `trap : USR1; sh -c "${script(a)}" & sh -c "${script(b)}" & while [ ! -e ${a} ] || [ ! -e ${b} ]; do sleep 0.01; done`],
+    [
+      '-c',
+      `trap : USR1; sh -c "${script(a)}" & sh -c "${script(b)}" & while [ ! -e ${a} ] || [ ! -e ${b} ]; do sleep 0.01; done`,
+    ],
     { stdio: 'ignore' },
   );
   await waitFor(() => existsSync(`${a}.ready`) && existsSync(`${b}.ready`), { what: 'the traps' });
@@ -308,7 +334,7 @@ test('signal() reaches the whole group while it is ours and returns false once r
   assert.throws(() => g.signal('SIGNOPE'), { code: 'ERR_UNKNOWN_SIGNAL' });
 });
 
-test('the state goes running, reserved, cleaning, released', async () => {
+test('the state goes running, reserved, cleaning, released [L3a.state]', async () => {
   const g = spawnGroup('sh', ['-c', 'exit 0'], { stdio: 'ignore' });
   assert.equal(g.state, 'running');
   await g.exited;
@@ -320,7 +346,7 @@ test('the state goes running, reserved, cleaning, released', async () => {
   assert.equal(g.state, 'released');
 });
 
-test('a released group holds no descriptor and leaves no zombie', async () => {
+test('a released group holds no descriptor and leaves no zombie [L3a.release.no-fd]', async () => {
   const before = openFds();
   const g = spawnGroup('sh', ['-c', 'sleep 30 & exit 0'], { stdio: 'ignore' });
   const pidfd = g.leader.pidfd;
@@ -330,7 +356,7 @@ test('a released group holds no descriptor and leaves no zombie', async () => {
   assert.deepEqual(ourZombies(), []);
 });
 
-test('with piped stdio a released group holds no descriptor once its output has been read', async () => {
+test('with piped stdio a released group holds no descriptor once its output has been read [L3a.release.no-fd]', async () => {
   const before = openFds();
   const g = spawnGroup('sh', ['-c', 'echo hi; echo err >&2; sleep 30 & exit 0']);
   let out = '';
@@ -346,17 +372,21 @@ test('with piped stdio a released group holds no descriptor once its output has 
   await waitFor(() => openFds().length === before.length, { what: 'the descriptors to close' });
 });
 
-test('30 groups at once with random exits and stops leave no process in their groups, no zombie, no fd growth', async () => {
+test('30 groups at once with random exits and stops leave no process in their groups, no zombie, no fd growth [L3a.final-sigkill]', async () => {
   const n = STRESS ? 200 : 30;
   const fdsBefore = openFds().length;
   const groups = [];
   for (let i = 0; i < n; i++) {
     const delay = (Math.random() * 0.2).toFixed(3);
     const code = i % 7;
-    const g = spawnGroup('sh', ['-c', `sleep 30 & sleep 30 & (trap "" TERM; sleep 30) & sleep ${delay}; exit ${code}`], {
-      stdio: 'ignore',
-      grace: 100,
-    });
+    const g = spawnGroup(
+      'sh',
+      ['-c', `sleep 30 & sleep 30 & (trap "" TERM; sleep 30) & sleep ${delay}; exit ${code}`],
+      {
+        stdio: 'ignore',
+        grace: 100,
+      },
+    );
     groups.push({ g, code });
     if (i % 3 === 0) setTimeout(() => g.stop(), Math.random() * 200);
   }
@@ -373,12 +403,12 @@ test('30 groups at once with random exits and stops leave no process in their gr
   for (const { g } of groups) assert.equal(g.state, 'released');
 });
 
-test('spawnGroup(file, options) takes no arguments, as spawn does', async () => {
+test('spawnGroup(file, options) takes no arguments, as spawn does [L3a.options]', async () => {
   const g = spawnGroup('true', { stdio: 'ignore', grace: 100 });
   assert.equal((await g.closed).exitCode, 0);
 });
 
-test('options are validated before anything starts', () => {
+test('options are validated before anything starts [L3a.options]', () => {
   const fds = openFds().length;
   assert.throws(() => spawnGroup('sleep', ['1'], { grace: -1 }), { code: 'ERR_OUT_OF_RANGE' });
   assert.throws(() => spawnGroup('sleep', ['1'], { grace: 1.5 }), { code: 'ERR_OUT_OF_RANGE' });
@@ -410,12 +440,12 @@ async function leaderOfKilledSupervisor(options) {
   return { pid, supPid: sup.pid };
 }
 
-test('the leader dies with its supervisor by default (parentDeathSignal SIGKILL)', async () => {
+test('the leader dies with its supervisor by default (parentDeathSignal SIGKILL) [L3a.options]', async () => {
   const { pid } = await leaderOfKilledSupervisor({});
   await waitFor(() => isGone(pid), { what: 'the leader to die with its supervisor' });
 });
 
-test('parentDeathSignal: null leaves the leader running when its supervisor dies', async () => {
+test('parentDeathSignal: null leaves the leader running when its supervisor dies [L3a.options]', async () => {
   const { pid, supPid } = await leaderOfKilledSupervisor({ parentDeathSignal: null });
   try {
     // The parent-death signal is sent while the dying parent's children are re-parented: once
@@ -430,24 +460,27 @@ test('parentDeathSignal: null leaves the leader running when its supervisor dies
   }
 });
 
-test('a command that cannot start throws as spawn does and leaves nothing behind', () => {
+test('a command that cannot start throws as spawn does and leaves nothing behind [L3a.options]', () => {
   const fds = openFds().length;
-  assert.throws(() => realSpawnGroup('/nonexistent/procpin-nothing', [], { stdio: 'ignore' }), (err) => {
-    assert.equal(err.code, 'ENOENT');
-    assert.equal(err.path, '/nonexistent/procpin-nothing');
-    return true;
-  });
+  assert.throws(
+    () => realSpawnGroup('/nonexistent/procpin-nothing', [], { stdio: 'ignore' }),
+    (err) => {
+      assert.equal(err.code, 'ENOENT');
+      assert.equal(err.path, '/nonexistent/procpin-nothing');
+      return true;
+    },
+  );
   assert.equal(openFds().length, fds);
   assert.deepEqual(ourZombies(), []);
 });
 
-test('ProcessGroup cannot be constructed directly, and its channel is procpin:group', () => {
+test('ProcessGroup cannot be constructed directly, and its channel is procpin:group [C.no-crash]', () => {
   assert.throws(() => new ProcessGroup(), TypeError);
   assert.throws(() => new ProcessGroup(Symbol('x'), {}, {}), TypeError);
   assert.equal(GROUP_CHANNEL, 'procpin:group');
 });
 
-test('a supervisor that exits with a group still running leaves no member behind', async () => {
+test('a supervisor that exits with a group still running leaves no member behind [L3a.end.exit]', async () => {
   const code = `import { spawnGroup } from ${JSON.stringify(new URL('../../dist/index.js', import.meta.url).pathname)};
     const g = spawnGroup('sh', ['-c', 'trap "" TERM; sleep 30 & echo $!; wait'], { stdio: ['ignore', 'pipe', 'ignore'], parentDeathSignal: null, grace: 60000 });
     g.leader.stdout.once('data', (d) => { process.stdout.write(g.pgid + ' ' + d); process.exit(0); });`;
@@ -469,7 +502,7 @@ function holdLoopUntilZombie(pid, ms = 0) {
   }
 }
 
-test('a leader that exited just before its timeout fired is cleaned as an exit, not timed out', async () => {
+test('a leader that exited just before its timeout fired is cleaned as an exit, not timed out [L3a.deadline.unreaped]', async () => {
   const g = spawnGroup('sh', ['-c', 'exit 5'], { stdio: 'ignore', timeout: 30 });
   // Timers run before the poll phase: the timeout fires first, with the exit not yet reported.
   holdLoopUntilZombie(g.pid, 60);
@@ -480,7 +513,7 @@ test('a leader that exited just before its timeout fired is cleaned as an exit, 
   assert.equal(result.exitCode, 5);
 });
 
-test('an abort just after the leader exited (not yet reported) is cleaned as an exit, not aborted', async () => {
+test('an abort just after the leader exited (not yet reported) is cleaned as an exit, not aborted [L3a.deadline.unreaped]', async () => {
   const ac = new AbortController();
   const g = spawnGroup('sh', ['-c', 'exit 6'], { stdio: 'ignore', signal: ac.signal });
   holdLoopUntilZombie(g.pid);
@@ -491,7 +524,7 @@ test('an abort just after the leader exited (not yet reported) is cleaned as an 
   assert.equal(result.exitCode, 6);
 });
 
-test('stop() just after the leader exited (not yet reported) says stoppedWhileRunning: false', async () => {
+test('stop() just after the leader exited (not yet reported) says stoppedWhileRunning: false [L3a.result.stopped-while-running]', async () => {
   const g = spawnGroup('sh', ['-c', 'exit 7'], { stdio: 'ignore' });
   holdLoopUntilZombie(g.pid);
   assert.equal(g.state, 'running', 'the watch has not reported yet');

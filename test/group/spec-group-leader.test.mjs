@@ -8,11 +8,14 @@ import { liveMembers } from '../helpers.mjs';
 
 const survivors = [];
 after(() => {
-  for (const pid of survivors) try { process.kill(pid, 'SIGKILL'); } catch {}
+  for (const pid of survivors)
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {}
 });
 
 for (const how of ['reap', 'close']) {
-  test(`calling group.leader.${how}() does not let a member outlive the group`, async () => {
+  test(`calling group.leader.${how}() does not let a member outlive the group [L3a.leader.owned]`, async () => {
     const g = spawnGroup('sh', ['-c', 'sleep 30 & exec sleep 0.1'], { stdio: 'ignore', grace: 500 });
     // Keep the loop alive on our own: a closed leader no longer does.
     const keep = setInterval(() => {}, 1000);
@@ -38,11 +41,15 @@ for (const how of ['reap', 'close']) {
     }
     const left = liveMembers(g.pgid).map((m) => m.pid);
     survivors.push(...left);
-    assert.deepEqual(left, [], `a member survived the group after leader.${how}()${refused ? '' : ' (the call was accepted)'}`);
+    assert.deepEqual(
+      left,
+      [],
+      `a member survived the group after leader.${how}()${refused ? '' : ' (the call was accepted)'}`,
+    );
   });
 }
 
-test("group.leader is a Child whose reap(), close() and dispose refuse with ERR_PROCPIN_GROUP_LEADER until the group released it, and answer as a reaped Child's afterwards", async () => {
+test("group.leader is a Child whose reap(), close() and dispose refuse with ERR_PROCPIN_GROUP_LEADER until the group released it, and answer as a reaped Child's afterwards [L3a.leader.owned]", async () => {
   const { Child } = await import('../../dist/index.js');
   const g = spawnGroup('sh', ['-c', 'exit 4'], { stdio: 'ignore', grace: 100 });
   assert.ok(g.leader instanceof Child);
@@ -50,7 +57,7 @@ test("group.leader is a Child whose reap(), close() and dispose refuse with ERR_
   for (const call of [() => g.leader.reap(), () => g.leader.close(), () => g.leader[Symbol.dispose]()]) {
     assert.throws(call, { code: 'ERR_PROCPIN_GROUP_LEADER' });
   }
-  assert.equal(g.leader.reaped, false, 'still the group\'s zombie');
+  assert.equal(g.leader.reaped, false, "still the group's zombie");
   const result = await g.closed;
   assert.equal(result.exitCode, 4);
   assert.equal(g.leader.reaped, true);

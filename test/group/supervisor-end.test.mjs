@@ -37,11 +37,13 @@ function startSupervisor(code, { nodeArgs = [], groups = true } = {}) {
   sup.stdout.on('data', (d) => (out += d));
   sup.stderr.on('data', (d) => (err += d));
   const done = new Promise((resolve) => sup.on('close', (code, signal) => resolve({ code, signal })));
-  const ready = !groups ? null : waitFor(() => /READY (\[.*\])/.exec(out)?.[1], { timeout: 15000, what: 'the supervisor to start its groups' })
-    .then((s) => JSON.parse(s))
-    .catch((e) => {
-      throw new Error(`${e.message}\n${err}`);
-    });
+  const ready = !groups
+    ? null
+    : waitFor(() => /READY (\[.*\])/.exec(out)?.[1], { timeout: 15000, what: 'the supervisor to start its groups' })
+        .then((s) => JSON.parse(s))
+        .catch((e) => {
+          throw new Error(`${e.message}\n${err}`);
+        });
   return { sup, ready, done, output: () => out + err };
 }
 
@@ -80,7 +82,7 @@ async function endAndCount(t, { code, nodeArgs, end, expect }) {
 const idle = 'setInterval(() => {}, 1000);';
 
 for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGQUIT']) {
-  test(`a supervisor ended by ${sig} with no listener of its own kills every group and still dies by ${sig}`, async (t) => {
+  test(`a supervisor ended by ${sig} with no listener of its own kills every group and still dies by ${sig} [L3a.end.signal]`, async (t) => {
     await endAndCount(t, {
       code: supervisorCode(idle),
       end: (sup) => sup.kill(sig),
@@ -89,7 +91,7 @@ for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGQUIT']) {
   });
 }
 
-test('a supervisor whose application listens for SIGTERM lets it decide, and its exit still kills every group', async (t) => {
+test('a supervisor whose application listens for SIGTERM lets it decide, and its exit still kills every group [L3a.end.signal]', async (t) => {
   await endAndCount(t, {
     code: supervisorCode(`process.on('SIGTERM', () => setTimeout(() => process.exit(9), 20)); ${idle}`),
     end: (sup) => sup.kill('SIGTERM'),
@@ -97,11 +99,14 @@ test('a supervisor whose application listens for SIGTERM lets it decide, and its
   });
 });
 
-test('a supervisor that calls abort() kills every group and still dies by SIGABRT', async (t) => {
-  await endAndCount(t, { code: supervisorCode('process.abort();', { go: true }), expect: { code: null, signal: 'SIGABRT' } });
+test('a supervisor that calls abort() kills every group and still dies by SIGABRT [L3a.end.abort]', async (t) => {
+  await endAndCount(t, {
+    code: supervisorCode('process.abort();', { go: true }),
+    expect: { code: null, signal: 'SIGABRT' },
+  });
 });
 
-test('a supervisor that runs out of memory kills every group and still dies by SIGABRT', async (t) => {
+test('a supervisor that runs out of memory kills every group and still dies by SIGABRT [L3a.end.abort]', async (t) => {
   await endAndCount(t, {
     nodeArgs: ['--max-old-space-size=16'],
     code: supervisorCode('const hog = []; for (;;) hog.push(new Array(1e5).fill({ x: Math.random() }));', { go: true }),
@@ -109,7 +114,7 @@ test('a supervisor that runs out of memory kills every group and still dies by S
   });
 });
 
-test("a supervisor ended by process.exit() in another library's 'exit' listener kills every group", async (t) => {
+test("a supervisor ended by process.exit() in another library's 'exit' listener kills every group [L3a.end.exit]", async (t) => {
   // That listener is registered before procpin's, so procpin's 'exit' listener never runs.
   await endAndCount(t, {
     code: supervisorCode('process.exit(0);', { before: "process.on('exit', () => process.exit(5));", go: true }),
@@ -117,22 +122,28 @@ test("a supervisor ended by process.exit() in another library's 'exit' listener 
   });
 });
 
-test('a supervisor ended by process.reallyExit kills every group', async (t) => {
-  await endAndCount(t, { code: supervisorCode('process.reallyExit(7);', { go: true }), expect: { code: 7, signal: null } });
+test('a supervisor ended by process.reallyExit kills every group [L3a.end.exit]', async (t) => {
+  await endAndCount(t, {
+    code: supervisorCode('process.reallyExit(7);', { go: true }),
+    expect: { code: 7, signal: null },
+  });
 });
 
-test('a supervisor ended by an uncaught exception kills every group', async (t) => {
+test('a supervisor ended by an uncaught exception kills every group [L3a.end.exit]', async (t) => {
   await endAndCount(t, {
     code: supervisorCode("setTimeout(() => { throw new Error('boom'); }, 1);", { go: true }),
     expect: { code: 1, signal: null },
   });
 });
 
-test('a supervisor whose event loop runs dry with unreferenced groups kills them as it exits', async (t) => {
-  await endAndCount(t, { code: supervisorCode('for (const g of groups) g.leader.unref();', { go: true }), expect: { code: 0, signal: null } });
+test('a supervisor whose event loop runs dry with unreferenced groups kills them as it exits [L3a.end.exit]', async (t) => {
+  await endAndCount(t, {
+    code: supervisorCode('for (const g of groups) g.leader.unref();', { go: true }),
+    expect: { code: 0, signal: null },
+  });
 });
 
-test('^C typed at a terminal reaches the groups that are not in the foreground, and the supervisor dies by SIGINT', async (t) => {
+test('^C typed at a terminal reaches the groups that are not in the foreground, and the supervisor dies by SIGINT [L3a.end.signal]', async (t) => {
   if (!need(t, has('python3'), 'python3 (pty module) for a pseudo-terminal')) return;
   // python3 runs the supervisor on a new pseudo-terminal (pty.fork: a new session whose
   // foreground group is the supervisor's), waits for READY, types ^C and reports the status.
@@ -166,7 +177,7 @@ print('STATUS', json.dumps({'code': os.WEXITSTATUS(st) if os.WIFEXITED(st) else 
   assert.deepEqual(status, { code: null, signal: 2 });
 });
 
-test("worker.terminate() kills the Worker's own groups and leaves the process's alone", async (t) => {
+test("worker.terminate() kills the Worker's own groups and leaves the process's alone [L3a.end.worker]", async (t) => {
   const mine = (await import('../../dist/index.js')).spawnGroup('sleep', ['1000'], { stdio: 'ignore' });
   t.after(() => mine.stop());
   const w = new Worker(
@@ -190,9 +201,11 @@ test("worker.terminate() kills the Worker's own groups and leaves the process's 
   assert.ok(!isGone(mine.pid) && procStat(mine.pid).ppid === process.pid);
 });
 
-test('a cgroup.kill descriptor in the end-kill table is written when the supervisor exits', async (t) => {
+test('a cgroup.kill descriptor in the end-kill table is written when the supervisor exits [L3a.end.exit]', async (t) => {
   const { readFileSync, mkdirSync, rmdirSync, writeFileSync } = await import('node:fs');
-  const line = readFileSync('/proc/self/mountinfo', 'utf8').split('\n').find((l) => / - cgroup2 /.test(l));
+  const line = readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .find((l) => / - cgroup2 /.test(l));
   const mount = line?.split(' ')[4];
   let dir = null;
   if (mount) {

@@ -32,13 +32,22 @@ async function arm64Node() {
 }
 
 async function have(cmd) {
-  return sh('/bin/sh', ['-c', `command -v ${cmd}`]).then(() => true, () => false);
+  return sh('/bin/sh', ['-c', `command -v ${cmd}`]).then(
+    () => true,
+    () => false,
+  );
 }
 
-test('under qemu an arm64 Node loads the packed linux-arm64 prebuild, runs a child, cleans a group, sweeps and claims', async (t) => {
+test('under qemu an arm64 Node loads the packed linux-arm64 prebuild, runs a child, cleans a group, sweeps and claims [P.prebuilds]', async (t) => {
   if (!need(t, await have(QEMU), `${QEMU} (apt-get install qemu-user-static)`)) return;
-  if (!need(t, existsSync(join(SYSROOT, 'lib', 'ld-linux-aarch64.so.1')) && existsSync(join(SYSROOT, 'lib', 'libstdc++.so.6')),
-    `the arm64 runtimes in ${SYSROOT} (apt-get install libc6-arm64-cross libstdc++6-arm64-cross)`)) return;
+  if (
+    !need(
+      t,
+      existsSync(join(SYSROOT, 'lib', 'ld-linux-aarch64.so.1')) && existsSync(join(SYSROOT, 'lib', 'libstdc++.so.6')),
+      `the arm64 runtimes in ${SYSROOT} (apt-get install libc6-arm64-cross libstdc++6-arm64-cross)`,
+    )
+  )
+    return;
   const [{ tgz }, node] = await Promise.all([packedTarball(), arm64Node()]);
   const project = emptyProject(work.path, 'arm64');
   await npm(['install', tgz, '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: project });
@@ -47,7 +56,9 @@ test('under qemu an arm64 Node loads the packed linux-arm64 prebuild, runs a chi
   const log = join(work.path, 'qemu-strace.log');
   const started = Date.now();
   const { stdout } = await sh(QEMU, ['-L', SYSROOT, '-d', 'strace', '-D', log, node, 'smoke.cjs'], {
-    cwd: project, timeout: 120000, env: { ...process.env, PROCPIN_BINDING: '' },
+    cwd: project,
+    timeout: 120000,
+    env: { ...process.env, PROCPIN_BINDING: '' },
   });
   const seconds = (Date.now() - started) / 1000;
   const r = JSON.parse(stdout.trim().split('\n').pop());
@@ -67,19 +78,30 @@ test('under qemu an arm64 Node loads the packed linux-arm64 prebuild, runs a chi
   const trace = readFileSync(log, 'utf8');
   const answers = [];
   // CLONE_PIDFD is 0x1000: qemu prints the flags it has no name for in hex (0x1011 with SIGCHLD).
-  if (/clone\(CLONE_VM\|CLONE_VFORK\|0x1011,[^\n]*= -1 errno=22/.test(trace)) answers.push('clone(CLONE_PIDFD) = EINVAL: the fallback ran (clone, then pidfd_open)');
+  if (/clone\(CLONE_VM\|CLONE_VFORK\|0x1011,[^\n]*= -1 errno=22/.test(trace))
+    answers.push('clone(CLONE_PIDFD) = EINVAL: the fallback ran (clone, then pidfd_open)');
   // Lines interleave between processes and threads: a call's name is the last "PID name(" before its result.
-  const enosys = trace.split('\n').flatMap((line) => line.split(/= -1 errno=38\b/).slice(0, -1)
-    .map((before) => [...before.matchAll(/(?:^|\d+ )(\w+)\(/g)].pop()?.[1]).filter(Boolean));
+  const enosys = trace.split('\n').flatMap((line) =>
+    line
+      .split(/= -1 errno=38\b/)
+      .slice(0, -1)
+      .map((before) => [...before.matchAll(/(?:^|\d+ )(\w+)\(/g)].pop()?.[1])
+      .filter(Boolean),
+  );
   for (const m of new Set(enosys)) answers.push(`${m} = ENOSYS`);
-  for (const m of new Set([...trace.matchAll(/Unknown syscall (\d+)/g)].map((x) => x[1]))) answers.push(`syscall ${m} unknown to qemu`);
-  if (r.missing !== 'threw ENOENT') answers.push(`spawn of a missing file: ${r.missing} (CLONE_VFORK runs as a fork: the exec error is not seen)`);
+  for (const m of new Set([...trace.matchAll(/Unknown syscall (\d+)/g)].map((x) => x[1])))
+    answers.push(`syscall ${m} unknown to qemu`);
+  if (r.missing !== 'threw ENOENT')
+    answers.push(`spawn of a missing file: ${r.missing} (CLONE_VFORK runs as a fork: the exec error is not seen)`);
   console.log(`# qemu answered differently: ${answers.join('; ') || 'nothing'}`);
   assert.ok(r.missing === 'threw ENOENT' || r.missing === 'started, exit 127', r.missing);
 
   // The arm64 procpin-init (static: no -L root needed) runs too; started by hand, it refuses.
   const init = join(project, 'node_modules', 'procpin', 'prebuilds', 'linux-arm64', 'procpin-init');
-  const refused = await sh(QEMU, [init]).then(() => null, (e) => e);
+  const refused = await sh(QEMU, [init]).then(
+    () => null,
+    (e) => e,
+  );
   console.log(`# qemu procpin-init (arm64): exit ${refused?.code}, ${refused?.stderr.trim()}`);
   assert.equal(refused?.code, 2);
   assert.match(refused.stderr, /procpin-init: started by procpin only/);

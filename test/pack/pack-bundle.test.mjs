@@ -33,25 +33,37 @@ const project = (async () => {
 
 async function bundle(dir, name, options) {
   const outfile = join(dir, 'out', name);
-  await esbuild.build({ entryPoints: [join(dir, 'app.mjs')], bundle: true, platform: 'node', outfile, logLevel: 'silent', ...options });
+  await esbuild.build({
+    entryPoints: [join(dir, 'app.mjs')],
+    bundle: true,
+    platform: 'node',
+    outfile,
+    logLevel: 'silent',
+    ...options,
+  });
   return outfile;
 }
 
 for (const format of ['cjs', 'esm']) {
-  test(`an esbuild bundle (${format}) that keeps procpin external loads it and its prebuild from node_modules`, async () => {
+  test(`an esbuild bundle (${format}) that keeps procpin external loads it and its prebuild from node_modules [P.bundlers]`, async () => {
     const dir = await project;
     const out = await bundle(dir, `external.${format === 'esm' ? 'mjs' : 'cjs'}`, { format, external: ['procpin'] });
     const r = await runCmd(process.execPath, [out], { env: { PROCPIN_BINDING: '' } });
     assert.equal(r.code, 0, r.stderr);
     const { exitCode, mapped } = JSON.parse(r.stdout);
     assert.equal(exitCode, 5);
-    assert.deepEqual(mapped, [realpathSync(join(dir, 'node_modules', 'procpin', 'prebuilds', `linux-${process.arch}`, 'procpin.glibc.node'))]);
+    assert.deepEqual(mapped, [
+      realpathSync(join(dir, 'node_modules', 'procpin', 'prebuilds', `linux-${process.arch}`, 'procpin.glibc.node')),
+    ]);
   });
 
-  test(`an esbuild bundle (${format}) that inlined procpin fails with an error that says to keep procpin external`, async () => {
+  test(`an esbuild bundle (${format}) that inlined procpin fails with an error that says to keep procpin external [P.bundlers]`, async () => {
     const dir = await project;
     // An ES module bundle of CommonJS code needs a require (esbuild's documented banner).
-    const banner = format === 'esm' ? { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" } : {};
+    const banner =
+      format === 'esm'
+        ? { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" }
+        : {};
     const out = await bundle(dir, `inlined.${format === 'esm' ? 'mjs' : 'cjs'}`, { format, banner });
     // Deployed as bundles are: the one file, no node_modules beside it.
     const deployed = join(work.path, `deployed-${format}`);

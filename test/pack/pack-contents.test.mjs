@@ -20,10 +20,13 @@ async function unpacked() {
   mkdirSync(dir, { recursive: true });
   await sh('tar', ['xzf', tgz, '-C', dir]);
   const { stdout } = await sh('tar', ['tzvf', tgz]);
-  const files = stdout.trim().split('\n').map((l) => {
-    const w = l.trim().split(/\s+/);
-    return { path: w[5], size: Number(w[2]) };
-  });
+  const files = stdout
+    .trim()
+    .split('\n')
+    .map((l) => {
+      const w = l.trim().split(/\s+/);
+      return { path: w[5], size: Number(w[2]) };
+    });
   return { dir, tgz, files };
 }
 const contents = unpacked();
@@ -35,7 +38,7 @@ async function glibcFloor(file) {
   return versions.sort((a, b) => a[0] - b[0] || a[1] - b[1]).pop() ?? null;
 }
 
-test('the tarball holds a prebuild for linux-x64 and linux-arm64, each an ELF of its machine needing at most glibc 2.28', async () => {
+test('the tarball holds a prebuild for linux-x64 and linux-arm64, each an ELF of its machine needing at most glibc 2.28 [P.prebuilds]', async () => {
   const { dir, files } = await contents;
   const prebuilds = files.filter((f) => f.path.startsWith('package/prebuilds/'));
   const rows = [];
@@ -45,27 +48,48 @@ test('the tarball holds a prebuild for linux-x64 and linux-arm64, each an ELF of
     const machine = stdout.match(/Machine:\s*(.*)/)[1].trim();
     const floor = await glibcFloor(file);
     const atFloor = !floor || floor[0] < 2 || (floor[0] === 2 && floor[1] <= 28);
-    rows.push({ file: f.path.slice('package/'.length), machine, glibc: floor ? floor.join('.') : 'none', atFloor, bytes: f.size });
+    rows.push({
+      file: f.path.slice('package/'.length),
+      machine,
+      glibc: floor ? floor.join('.') : 'none',
+      atFloor,
+      bytes: f.size,
+    });
   }
   for (const r of rows) console.log(`# ${r.file}: ${r.machine}, needs glibc ${r.glibc}, ${r.bytes} bytes`);
   const addons = rows.filter((r) => r.file.endsWith('.node'));
-  assert.deepEqual(addons.map((r) => r.file).sort(), ['prebuilds/linux-arm64/procpin.glibc.node', 'prebuilds/linux-x64/procpin.glibc.node']);
+  assert.deepEqual(addons.map((r) => r.file).sort(), [
+    'prebuilds/linux-arm64/procpin.glibc.node',
+    'prebuilds/linux-x64/procpin.glibc.node',
+  ]);
   for (const r of rows) {
     assert.equal(r.machine, machines[basename(dirname(r.file))], r.file);
     assert.ok(r.atFloor, `${r.file} needs glibc ${r.glibc}`);
   }
   // Every architecture directory carries the same programs.
-  const byArch = (a) => rows.filter((r) => r.file.startsWith(`prebuilds/${a}/`)).map((r) => basename(r.file)).sort();
+  const byArch = (a) =>
+    rows
+      .filter((r) => r.file.startsWith(`prebuilds/${a}/`))
+      .map((r) => basename(r.file))
+      .sort();
   assert.deepEqual(byArch('linux-arm64'), byArch('linux-x64'));
 });
 
-test('the tarball ships no source map, no test, no build output and nothing outside what a consumer loads or builds from', async () => {
+test('the tarball ships no source map, no test, no build output and nothing outside what a consumer loads or builds from [P.tarball]', async () => {
   const { files } = await contents;
   console.log(`# tarball contents (${files.length} files):`);
-  for (const f of [...files].sort((a, b) => (a.path < b.path ? -1 : 1))) console.log(`#   ${String(f.size).padStart(7)}  ${f.path.slice('package/'.length)}`);
-  assert.deepEqual(files.filter((f) => /\.map$/.test(f.path)), []);
+  for (const f of [...files].sort((a, b) => (a.path < b.path ? -1 : 1)))
+    console.log(`#   ${String(f.size).padStart(7)}  ${f.path.slice('package/'.length)}`);
+  assert.deepEqual(
+    files.filter((f) => /\.map$/.test(f.path)),
+    [],
+  );
   for (const f of files) {
-    assert.match(f.path, /^package\/(dist\/[\w/-]+\.(js|mjs|d\.ts|d\.mts)|native\/[\w/-]+\.(cc|h|c)|prebuilds\/linux-(x64|arm64)\/[\w.-]+|bin\/procpin|binding\.gyp|CMakeLists\.txt|package\.json|README\.md|LICENSE)$/, f.path);
+    assert.match(
+      f.path,
+      /^package\/(dist\/[\w/-]+\.(js|mjs|d\.ts|d\.mts)|native\/[\w/-]+\.(cc|h|c)|prebuilds\/linux-(x64|arm64)\/[\w.-]+|bin\/procpin|binding\.gyp|CMakeLists\.txt|package\.json|README\.md|LICENSE)$/,
+      f.path,
+    );
   }
   // No shipped JavaScript names a file the tarball lacks (a sourceMappingURL, a require of lib/).
   const { dir } = await contents;
@@ -75,7 +99,7 @@ test('the tarball ships no source map, no test, no build output and nothing outs
   }
 });
 
-test('the README states the tarball size within a tenth of what npm pack makes', async () => {
+test('the README states the tarball size within a tenth of what npm pack makes [P.tarball]', async () => {
   const { tgz } = await contents;
   const kB = statSync(tgz).size / 1000;
   const readme = readFileSync(join(root, 'README.md'), 'utf8');
@@ -85,7 +109,7 @@ test('the README states the tarball size within a tenth of what npm pack makes',
   assert.ok(Math.abs(Number(m[1]) - kB) <= kB / 10, `README says ${m[1]} kB, the tarball is ${kB.toFixed(1)} kB`);
 });
 
-test('npm pack fails, and makes no tarball, when the arm64 cross compiler is missing', async () => {
+test('npm pack fails, and makes no tarball, when the arm64 cross compiler is missing [P.prebuilds]', async () => {
   // PATH: everything on this machine's PATH except the aarch64 toolchain.
   const bin = join(work.path, 'no-cross-bin');
   mkdirSync(bin);
@@ -99,9 +123,18 @@ test('npm pack fails, and makes no tarball, when the arm64 cross compiler is mis
     }
   }
   const dir = copyPackage(join(work.path, 'no-cross'));
-  const err = await npm(['pack'], { cwd: dir, env: { ...process.env, PATH: bin } }).then(() => null, (e) => e);
+  const err = await npm(['pack'], { cwd: dir, env: { ...process.env, PATH: bin } }).then(
+    () => null,
+    (e) => e,
+  );
   assert.ok(err, 'npm pack succeeded without an arm64 compiler');
-  assert.match(err.stderr, /no aarch64-linux-gnu-gcc for linux-arm64; install it \(Debian: apt-get install g\+\+-aarch64-linux-gnu\)/);
+  assert.match(
+    err.stderr,
+    /no aarch64-linux-gnu-gcc for linux-arm64; install it \(Debian: apt-get install g\+\+-aarch64-linux-gnu\)/,
+  );
   assert.match(err.stderr, /refusing to pack without prebuilds\/linux-arm64/);
-  assert.deepEqual(readdirSync(dir).filter((f) => f.endsWith('.tgz')), []);
+  assert.deepEqual(
+    readdirSync(dir).filter((f) => f.endsWith('.tgz')),
+    [],
+  );
 });

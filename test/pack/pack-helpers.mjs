@@ -5,8 +5,15 @@
 import { createHash } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import {
-  cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync,
-  symlinkSync, writeFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
 } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { promisify } from 'node:util';
@@ -15,8 +22,19 @@ import { root } from '../helpers.mjs';
 const run = promisify(execFile);
 
 /** What `npm pack` reads from the package: every file of these goes into the hash. */
-export const packageFiles = ['package.json', 'package-lock.json', 'binding.gyp', 'CMakeLists.txt', 'tsconfig.json',
-  'README.md', 'LICENSE', 'native', 'lib', 'bin', 'scripts'];
+export const packageFiles = [
+  'package.json',
+  'package-lock.json',
+  'binding.gyp',
+  'CMakeLists.txt',
+  'tsconfig.json',
+  'README.md',
+  'LICENSE',
+  'native',
+  'lib',
+  'bin',
+  'scripts',
+];
 
 export const cache = join(root, 'test', '.tmp');
 
@@ -41,7 +59,8 @@ function sourcesHash() {
   const h = createHash('sha256');
   for (const f of packageFiles) {
     if (!existsSync(join(root, f))) continue;
-    for (const file of walk(join(root, f), [])) h.update(relative(root, file)).update('\0').update(readFileSync(file)).update('\0');
+    for (const file of walk(join(root, f), []))
+      h.update(relative(root, file)).update('\0').update(readFileSync(file)).update('\0');
   }
   return h.digest('hex').slice(0, 16);
 }
@@ -69,7 +88,8 @@ export function packedTarball() {
     if (existsSync(done)) return { tgz: join(dir, readFileSync(done, 'utf8')), dir };
     // Older packs, and this one if a run stopped half way, go (node-gyp's Makefiles hold the
     // copy's path, so it is packed where it stays; `tarball`, written last, marks it done).
-    for (const old of readdirSync(cache).filter((f) => f.startsWith('pack-'))) rmSync(join(cache, old), { recursive: true, force: true });
+    for (const old of readdirSync(cache).filter((f) => f.startsWith('pack-')))
+      rmSync(join(cache, old), { recursive: true, force: true });
     copyPackage(dir);
     const { stdout } = await npm(['pack', '--silent'], { cwd: dir });
     const name = stdout.trim().split('\n').pop();
@@ -111,7 +131,8 @@ export const loadCheck = `
 /** Runs loadCheck in `project` with `node` (default: this one); resolves with its JSON. */
 export async function checkLoads(project, { node = [process.execPath], env = {} } = {}) {
   const { stdout } = await sh(node[0], [...node.slice(1), '--input-type=module', '-e', loadCheck], {
-    cwd: project, env: { ...process.env, PROCPIN_BINDING: '', ...env },
+    cwd: project,
+    env: { ...process.env, PROCPIN_BINDING: '', ...env },
   });
   return JSON.parse(stdout.trim().split('\n').pop());
 }

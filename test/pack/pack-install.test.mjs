@@ -33,7 +33,7 @@ function assertPrebuildLoaded(r, installed) {
   assert.deepEqual(named(r.importNames), named(r.names));
 }
 
-test('npm install --ignore-scripts of the tarball loads the prebuild from import and require, compiling nothing', async () => {
+test('npm install --ignore-scripts of the tarball loads the prebuild from import and require, compiling nothing [P.install]', async () => {
   const { tgz } = await packedTarball();
   const project = emptyProject(work.path, 'npm-no-scripts');
   await npm(['install', tgz, '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: project });
@@ -45,16 +45,26 @@ test('npm install --ignore-scripts of the tarball loads the prebuild from import
   console.log(`# npm --ignore-scripts: loaded ${r.mapped[0].slice(project.length + 1)}`);
 });
 
-test('pnpm 10 installs the tarball without running its install script, and the prebuild loads from import and require', async () => {
+test('pnpm 10 installs the tarball without running its install script, and the prebuild loads from import and require [P.install]', async () => {
   const { tgz } = await packedTarball();
   const bin = await pnpm();
   const { stdout: version } = await sh(process.execPath, [bin, '--version']);
   assert.equal(version.trim(), PNPM);
   const project = emptyProject(work.path, 'pnpm');
   const store = join(work.path, 'pnpm-store');
-  const { stdout, stderr } = await sh(process.execPath, [bin, 'add', tgz, '--store-dir', store,
-    '--config.cache-dir=' + join(work.path, 'pnpm-cache')], { cwd: project });
-  console.log(`# pnpm ${PNPM} add: ${(stdout + stderr).replace(/[│╭╮╰╯─]/g, '').split('\n').map((l) => l.trim()).filter(Boolean).join(' ')}`);
+  const { stdout, stderr } = await sh(
+    process.execPath,
+    [bin, 'add', tgz, '--store-dir', store, '--config.cache-dir=' + join(work.path, 'pnpm-cache')],
+    { cwd: project },
+  );
+  console.log(
+    `# pnpm ${PNPM} add: ${(stdout + stderr)
+      .replace(/[│╭╮╰╯─]/g, '')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean)
+      .join(' ')}`,
+  );
   // pnpm 10 tells which dependencies' build scripts it did not run: procpin's is one.
   assert.match(stdout + stderr, /Ignored build scripts: .*procpin/s);
   const installed = realpathSync(join(project, 'node_modules', 'procpin'));

@@ -12,7 +12,7 @@ import { checkLoads, emptyProject, npm, packedTarball, sh } from './pack-helpers
 const work = tmpDir('procpin-pack-source-');
 test.after(() => work[Symbol.dispose]());
 
-test('the tarball without its prebuilds builds the addon from source at install, and that build loads and runs a child', async () => {
+test('the tarball without its prebuilds builds the addon from source at install, and that build loads and runs a child [P.install]', async () => {
   const { tgz } = await packedTarball();
   const unpacked = join(work.path, 'unpacked');
   mkdirSync(unpacked);
@@ -32,8 +32,14 @@ test('the tarball without its prebuilds builds the addon from source at install,
 
   const r = await checkLoads(project);
   assert.deepEqual(r.mapped, [built]);
-  const { stdout } = await sh(process.execPath, ['-e', `const { spawn } = require('procpin');
-    const c = spawn('sh', ['-c', 'exit 4']); c.exited.then((i) => { c.reap(); console.log(i.exitCode); });`],
-  { cwd: project, env: { ...process.env, PROCPIN_BINDING: '' } });
+  const { stdout } = await sh(
+    process.execPath,
+    [
+      '-e',
+      `const { spawn } = require('procpin');
+    const c = spawn('sh', ['-c', 'exit 4']); c.exited.then((i) => { c.reap(); console.log(i.exitCode); });`,
+    ],
+    { cwd: project, env: { ...process.env, PROCPIN_BINDING: '' } },
+  );
   assert.equal(stdout.trim(), '4');
 });

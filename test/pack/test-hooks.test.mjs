@@ -21,7 +21,7 @@ const namesIn = (file) => {
   return HOOKS.filter((h) => bytes.includes(h));
 };
 
-test('the addon require("procpin") loads exports no test hook and holds none of their names; the test build exports them all', async () => {
+test('the addon require("procpin") loads exports no test hook and holds none of their names; the test build exports them all [A.test-hooks]', async () => {
   const { stdout } = await run(
     process.execPath,
     [
@@ -51,7 +51,7 @@ test('the addon require("procpin") loads exports no test hook and holds none of 
   );
 });
 
-test('neither prebuild in the packed tarball holds a test hook (linux-x64 loaded and listed, linux-arm64 by its bytes)', async () => {
+test('neither prebuild in the packed tarball holds a test hook (linux-x64 loaded and listed, linux-arm64 by its bytes) [A.test-hooks]', async () => {
   const pack = await packedTarball();
   const prebuilds = join(pack.dir, 'prebuilds');
   const arches = readdirSync(prebuilds).sort();

@@ -15,7 +15,7 @@ const { constants: C } = procpin;
 const here = fileURLToPath(import.meta.url);
 const aliases = { EWOULDBLOCK: 'EAGAIN', EDEADLOCK: 'EDEADLK', EOPNOTSUPP: 'ENOTSUP' };
 
-test('every errno is named by its usual name, ECHILD and the others libuv lacks included', () => {
+test('every errno is named by its usual name, ECHILD and the others libuv lacks included [C.error.shape]', () => {
   const lacking = [];
   for (const [name, value] of Object.entries(os.constants.errno)) {
     const expected = aliases[name] ?? name;
@@ -39,17 +39,28 @@ test('every errno is named by its usual name, ECHILD and the others libuv lacks 
   console.log(`# ${lacking.length} names libuv lacks, all named: ${lacking.join(' ')}`);
 });
 
-test('a syscall error carries code, negative errno, syscall and pid/fd, with a Node-shaped message', () => {
+test('a syscall error carries code, negative errno, syscall and pid/fd, with a Node-shaped message [C.error.shape]', () => {
   assert.throws(() => procpin.pidfdOpen(0x3fffffff), {
-    name: 'Error', code: 'ESRCH', errno: -3, syscall: 'pidfd_open', pid: 0x3fffffff,
+    name: 'Error',
+    code: 'ESRCH',
+    errno: -3,
+    syscall: 'pidfd_open',
+    pid: 0x3fffffff,
     message: 'ESRCH: no such process, pidfd_open',
   });
   assert.throws(() => procpin.pidfdSendSignal(999999, 'SIGTERM'), {
-    code: 'EBADF', errno: -9, syscall: 'pidfd_send_signal', fd: 999999,
+    code: 'EBADF',
+    errno: -9,
+    syscall: 'pidfd_send_signal',
+    fd: 999999,
     message: 'EBADF: bad file descriptor, pidfd_send_signal',
   });
   assert.throws(() => procpin.waitid(C.P_PID, 1, C.WEXITED | C.WNOHANG), {
-    code: 'ECHILD', errno: -10, syscall: 'waitid', pid: 1, message: 'ECHILD: no child processes, waitid',
+    code: 'ECHILD',
+    errno: -10,
+    syscall: 'waitid',
+    pid: 1,
+    message: 'ECHILD: no child processes, waitid',
   });
   assert.throws(() => procpin.flockSync(999999, C.LOCK_EX), { code: 'EBADF', syscall: 'flock', fd: 999999 });
   assert.throws(() => procpin.tryLock(999999, 'shared'), { code: 'EBADF', syscall: 'flock', fd: 999999 });
@@ -62,7 +73,7 @@ function firstFrame(err) {
   return err.stack.split('\n').find((l) => l.trimStart().startsWith('at '));
 }
 
-test('stacks start at the caller: the first frame is this test file, not the library', async () => {
+test('stacks start at the caller: the first frame is this test file, not the library [C.error.shape]', async () => {
   const cases = [
     () => procpin.pidfdOpen(0x3fffffff),
     () => procpin.waitid(C.P_PID, 1, C.WEXITED | C.WNOHANG),
@@ -101,38 +112,65 @@ test('stacks start at the caller: the first frame is this test file, not the lib
   assert.ok(firstFrame(bad).includes(here), firstFrame(bad));
 });
 
-test('argument errors carry Node\'s codes and classes', () => {
+test("argument errors carry Node's codes and classes [C.args.refused-first]", () => {
   const type = { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' };
   const range = { name: 'RangeError', code: 'ERR_OUT_OF_RANGE' };
   const value = { name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE' };
   const signal = { name: 'TypeError', code: 'ERR_UNKNOWN_SIGNAL' };
-  assert.throws(() => procpin.pidfdOpen('1'), { ...type, message: 'The "pid" argument must be of type number. Received type string (\'1\')' });
-  assert.throws(() => procpin.pidfdOpen(), { ...type, message: 'The "pid" argument must be of type number. Received undefined' });
+  assert.throws(() => procpin.pidfdOpen('1'), {
+    ...type,
+    message: 'The "pid" argument must be of type number. Received type string (\'1\')',
+  });
+  assert.throws(() => procpin.pidfdOpen(), {
+    ...type,
+    message: 'The "pid" argument must be of type number. Received undefined',
+  });
   assert.throws(() => procpin.pidfdOpen(10n), type);
-  assert.throws(() => procpin.pidfdOpen({}), { ...type, message: 'The "pid" argument must be of type number. Received an instance of Object' });
-  assert.throws(() => procpin.pidfdOpen(0), { ...range, message: 'The value of "pid" is out of range. It must be >= 1 && <= 2147483647. Received 0' });
-  assert.throws(() => procpin.pidfdOpen(1.5), { ...range, message: 'The value of "pid" is out of range. It must be an integer. Received 1.5' });
+  assert.throws(() => procpin.pidfdOpen({}), {
+    ...type,
+    message: 'The "pid" argument must be of type number. Received an instance of Object',
+  });
+  assert.throws(() => procpin.pidfdOpen(0), {
+    ...range,
+    message: 'The value of "pid" is out of range. It must be >= 1 && <= 2147483647. Received 0',
+  });
+  assert.throws(() => procpin.pidfdOpen(1.5), {
+    ...range,
+    message: 'The value of "pid" is out of range. It must be an integer. Received 1.5',
+  });
   assert.throws(() => procpin.pidfdOpen(NaN), range);
   assert.throws(() => procpin.pidfdOpen(Infinity), range);
   assert.throws(() => procpin.pidfdOpen(2 ** 31), range);
   assert.throws(() => procpin.pidfdOpen(1, -1), range);
   assert.throws(() => procpin.closeRange(0, 2 ** 32), range);
-  assert.throws(() => procpin.waitid(9, 1, 0), { ...value, message: "The argument 'idtype' must be P_ALL, P_PID, P_PGID or P_PIDFD. Received 9" });
+  assert.throws(() => procpin.waitid(9, 1, 0), {
+    ...value,
+    message: "The argument 'idtype' must be P_ALL, P_PID, P_PGID or P_PIDFD. Received 9",
+  });
   assert.throws(() => procpin.waitid(C.P_PID, -1, 0), range);
   assert.throws(() => procpin.flockSync(0, 3), value);
   assert.throws(() => procpin.flockSync(0, C.LOCK_EX | 16), value);
-  assert.throws(() => procpin.tryLock(0, 'both'), { ...value, message: "The argument 'mode' must be 'shared' or 'exclusive'. Received 'both'" });
-  assert.throws(() => procpin.setChildSubreaper(1), { ...type, message: 'The "on" argument must be of type boolean. Received type number (1)' });
+  assert.throws(() => procpin.tryLock(0, 'both'), {
+    ...value,
+    message: "The argument 'mode' must be 'shared' or 'exclusive'. Received 'both'",
+  });
+  assert.throws(() => procpin.setChildSubreaper(1), {
+    ...type,
+    message: 'The "on" argument must be of type boolean. Received type number (1)',
+  });
   assert.throws(() => procpin.pidfdSendSignal(0, 'SIGNOPE'), { ...signal, message: 'Unknown signal: SIGNOPE' });
   assert.throws(() => procpin.pidfdSendSignal(0, 65), { ...signal, message: 'Unknown signal: 65' });
   assert.throws(() => procpin.pidfdSendSignal(0, -1), signal);
   assert.throws(() => procpin.pidfdSendSignal(0, 'sigterm'), signal);
-  assert.throws(() => procpin.pidfdSendSignal(0, null), { ...type, message: 'The "signal" argument must be of type string or number. Received null' });
+  assert.throws(() => procpin.pidfdSendSignal(0, null), {
+    ...type,
+    message: 'The "signal" argument must be of type string or number. Received null',
+  });
   assert.throws(() => procpin.setParentDeathSignal('SIGWHAT'), signal);
   assert.throws(() => procpin.setParentDeathSignal(true), type);
 });
 
-test('arguments are refused before any syscall: a bad argument wins over a bad descriptor', () => {
+test('arguments are refused before any syscall: a bad argument wins over a bad descriptor [C.args.refused-first]', () => {
   // Were the syscall made first, these would be EBADF.
   assert.throws(() => procpin.pidfdSendSignal(999999, 'SIGNOPE'), { code: 'ERR_UNKNOWN_SIGNAL' });
   assert.throws(() => procpin.pidfdSendSignal(999999, 'SIGTERM', -1), { code: 'ERR_OUT_OF_RANGE' });
@@ -148,7 +186,7 @@ test('arguments are refused before any syscall: a bad argument wins over a bad d
   }
 });
 
-test('signals are accepted by name or by number', () => {
+test('signals are accepted by name or by number [C.signal.validate]', () => {
   const fd = procpin.pidfdOpen(process.pid);
   try {
     procpin.pidfdSendSignal(fd, 0);
@@ -160,11 +198,15 @@ test('signals are accepted by name or by number', () => {
   }
 });
 
-test('flock rejects rather than throws on bad arguments, as fs/promises does', async () => {
+test('flock rejects rather than throws on bad arguments, as fs/promises does [C.args.reject]', async () => {
   const dir = tmpDir('procpin-err-');
   const fd = openSync(`${dir.path}/f`, 'w');
   try {
-    const throwing = { get signal() { throw new Error('getter'); } };
+    const throwing = {
+      get signal() {
+        throw new Error('getter');
+      },
+    };
     const cases = [
       [() => procpin.flock('1', C.LOCK_EX), 'ERR_INVALID_ARG_TYPE'],
       [() => procpin.flock(-1, C.LOCK_EX), 'ERR_OUT_OF_RANGE'],
@@ -179,7 +221,10 @@ test('flock rejects rather than throws on bad arguments, as fs/promises does', a
       let p;
       assert.doesNotThrow(() => (p = call()));
       assert.ok(p instanceof Promise);
-      const err = await p.then(() => null, (e) => e);
+      const err = await p.then(
+        () => null,
+        (e) => e,
+      );
       assert.ok(err, `${call} rejected`);
       if (code) assert.equal(err.code, code);
       else assert.equal(err.message, 'getter');

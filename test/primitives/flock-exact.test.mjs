@@ -21,10 +21,11 @@ const setup = `
   const sigIgn = (n) => Number((BigInt('0x' + readFileSync('/proc/self/status', 'utf8').match(/^SigIgn:\\s*(\\S+)/m)[1]) >> BigInt(n - 1)) & 1n);
 `;
 
-test('the end of a Worker that used flock() leaves the application\'s disposition of the wake signal alone', async (t) => {
+test("the end of a Worker that used flock() leaves the application's disposition of the wake signal alone [L1.flock.disposition]", async (t) => {
   const so = compileC('wake_signal_taken', { output: 'wake_signal_taken.so', shared: true });
   if (!need(t, so !== null, `a C compiler: ${compileC.lastError}`)) return;
-  const r = await runNode(`${setup}
+  const r = await runNode(
+    `${setup}
     const a = openSync(lockPath, 'r'), b = openSync(lockPath, 'r');
     p.flockSync(a, C.LOCK_EX);
     const w = new Worker(new URL('data:text/javascript,' + encodeURIComponent(
@@ -39,14 +40,17 @@ test('the end of a Worker that used flock() leaves the application\'s dispositio
     process.kill(process.pid, 63); // ignored: the process lives on
     await new Promise((r) => setTimeout(r, 20));
     out.alive = true;
-    console.log(JSON.stringify(out));`, { timeout: 20000 });
+    console.log(JSON.stringify(out));`,
+    { timeout: 20000 },
+  );
   assert.equal(r.signal, null, 'the process was not killed');
   assert.equal(r.code, 0, r.stderr);
   assert.deepEqual(JSON.parse(r.stdout), { ignoredWhileWaiting: 1, ignoredAfterWorker: 1, alive: true });
 });
 
-test('a second flock() wait on one open file description is refused with ERR_PROCPIN_FLOCK_PENDING; its abort never drops the first one\'s lock', async () => {
-  const r = await runNode(`${setup}
+test("a second flock() wait on one open file description is refused with ERR_PROCPIN_FLOCK_PENDING; its abort never drops the first one's lock [L1.flock.abort]", async () => {
+  const r = await runNode(
+    `${setup}
     const holder = openSync(lockPath, 'r'), fd = openSync(lockPath, 'r'), other = openSync(lockPath, 'r');
     const out = { codes: [], dropped: 0 };
     for (let i = 0; i < 50; i++) {
@@ -69,15 +73,23 @@ test('a second flock() wait on one open file description is refused with ERR_PRO
     ac.abort();
     out.again = await again.then(() => 'granted', (e) => e.code);
     out.stillHeld = !p.tryLock(other, 'exclusive');
-    console.log(JSON.stringify(out));`, { timeout: 60000 });
+    console.log(JSON.stringify(out));`,
+    { timeout: 60000 },
+  );
   assert.equal(r.code, 0, r.stderr);
-  assert.deepEqual(JSON.parse(r.stdout), { codes: ['ERR_PROCPIN_FLOCK_PENDING'], dropped: 0, again: 'granted', stillHeld: true });
+  assert.deepEqual(JSON.parse(r.stdout), {
+    codes: ['ERR_PROCPIN_FLOCK_PENDING'],
+    dropped: 0,
+    again: 'granted',
+    stillHeld: true,
+  });
 });
 
-test('with the usual wake signal taken, a flock() wait still queues in the kernel (fair), and the taker keeps its signal', async (t) => {
+test('with the usual wake signal taken, a flock() wait still queues in the kernel (fair), and the taker keeps its signal [L1.flock.disposition]', async (t) => {
   const so = compileC('wake_signal_taken', { output: 'wake_signal_taken.so', shared: true });
   if (!need(t, so !== null, `a C compiler: ${compileC.lastError}`)) return;
-  const r = await runNode(`${setup}
+  const r = await runNode(
+    `${setup}
     try { process.dlopen({ exports: {} }, ${JSON.stringify(so)}); } catch {}
     const a = openSync(lockPath, 'r'), b = openSync(lockPath, 'r');
     p.flockSync(a, C.LOCK_EX);
@@ -90,15 +102,18 @@ test('with the usual wake signal taken, a flock() wait still queues in the kerne
     const t0 = performance.now();
     p.flockSync(a, C.LOCK_UN);
     await granted;
-    console.log(JSON.stringify({ queued: seen, grantedWithinMs: performance.now() - t0 < 1000, ignored: sigIgn(63) }));`, { timeout: 20000 });
+    console.log(JSON.stringify({ queued: seen, grantedWithinMs: performance.now() - t0 < 1000, ignored: sigIgn(63) }));`,
+    { timeout: 20000 },
+  );
   assert.equal(r.code, 0, r.stderr);
   assert.deepEqual(JSON.parse(r.stdout), { queued: true, grantedWithinMs: true, ignored: 1 });
 });
 
-test('an abort of a wait whose wake signal the application took meanwhile settles at once, and no lock is left taken', async (t) => {
+test('an abort of a wait whose wake signal the application took meanwhile settles at once, and no lock is left taken [L1.flock.disposition]', async (t) => {
   const so = compileC('wake_signal_taken', { output: 'wake_signal_taken.so', shared: true });
   if (!need(t, so !== null, `a C compiler: ${compileC.lastError}`)) return;
-  const r = await runNode(`${setup}
+  const r = await runNode(
+    `${setup}
     const a = openSync(lockPath, 'r'), b = openSync(lockPath, 'r'), c = openSync(lockPath, 'r');
     p.flockSync(a, C.LOCK_EX);
     const ac = new AbortController();
@@ -114,7 +129,9 @@ test('an abort of a wait whose wake signal the application took meanwhile settle
     for (let i = 0; i < 400 && !(free = p.tryLock(c, 'exclusive')); i++) await new Promise((r) => setTimeout(r, 5));
     out.free = free;
     out.ignored = sigIgn(63);
-    console.log(JSON.stringify(out));`, { timeout: 20000 });
+    console.log(JSON.stringify(out));`,
+    { timeout: 20000 },
+  );
   assert.equal(r.code, 0, r.stderr);
   assert.deepEqual(JSON.parse(r.stdout), { result: 'AbortError', settledQuickly: true, free: true, ignored: 1 });
 });

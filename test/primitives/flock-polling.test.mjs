@@ -14,10 +14,11 @@ for (const [title, env] of [
   ['with the wake signal taken', {}],
   ['with every real-time signal taken (polling)', { PROCPIN_TEST_TAKE_ALL: '1' }],
 ]) {
-  test(`${title}, flock still waits, is granted, aborts cleanly, and a Worker tears down`, async (t) => {
+  test(`${title}, flock still waits, is granted, aborts cleanly, and a Worker tears down [K.flock-wake]`, async (t) => {
     const so = compileC('wake_signal_taken', { output: 'wake_signal_taken.so', shared: true });
     if (!need(t, so !== null, `a C compiler: ${compileC.lastError}`)) return;
-    const r = await runNode(`
+    const r = await runNode(
+      `
       import { readFileSync, openSync, writeFileSync, mkdtempSync, readdirSync } from 'node:fs';
       import { tmpdir } from 'node:os';
       import { Worker } from 'node:worker_threads';
@@ -60,7 +61,9 @@ for (const [title, env] of [
       out.freeAfterTerminate = p.tryLock(b, 'exclusive');
       out.ignoredAfter = Number(ignored());
       clearInterval(iv);
-      console.log(JSON.stringify(out));`, { timeout: 20000, env });
+      console.log(JSON.stringify(out));`,
+      { timeout: 20000, env },
+    );
     assert.equal(r.code, 0, r.stderr);
     const out = JSON.parse(r.stdout.trim().split('\n').pop());
     assert.equal(out.ignoredBefore, 1, 'the fixture made SIGRTMAX-1 ignored');

@@ -23,33 +23,61 @@ function lockFile() {
 
 /** Another process that takes LOCK_EX on `path`, says so, and releases when told (or exits). */
 async function holder(path) {
-  const child = spawn(process.execPath, ['--input-type=module', '-e', `
+  const child = spawn(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      `
     import * as p from ${pkgUrl}; import { openSync } from 'node:fs';
     const fd = openSync(${JSON.stringify(path)}, 'r');
     p.flockSync(fd, p.constants.LOCK_EX);
     process.stdout.write('locked\\n');
     process.stdin.on('data', () => { p.flockSync(fd, p.constants.LOCK_UN); process.stdout.write('released\\n'); });
-    process.stdin.on('end', () => process.exit(0));`], { stdio: ['pipe', 'pipe', 'inherit'] });
+    process.stdin.on('end', () => process.exit(0));`,
+    ],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
+  );
   const lines = [];
   let wake = null;
   child.stdout.setEncoding('utf8');
-  child.stdout.on('data', (d) => { lines.push(...d.split('\n').filter(Boolean)); wake?.(); });
+  child.stdout.on('data', (d) => {
+    lines.push(...d.split('\n').filter(Boolean));
+    wake?.();
+  });
   const said = (what) => waitFor(() => lines.includes(what), { what: `holder to say ${what}`, interval: 1 });
   const exited = new Promise((r) => child.once('exit', r));
   await said('locked');
   return {
     pid: child.pid,
-    release: async () => { child.stdin.write('x'); await said('released'); },
-    exit: async () => { child.stdin.end(); await exited; },
-    kill: async () => { child.kill('SIGKILL'); await exited; },
+    release: async () => {
+      child.stdin.write('x');
+      await said('released');
+    },
+    exit: async () => {
+      child.stdin.end();
+      await exited;
+    },
+    kill: async () => {
+      child.kill('SIGKILL');
+      await exited;
+    },
   };
 }
 
 /** Asks a fresh process whether LOCK_EX|LOCK_NB on `path` succeeds right now. */
 async function probe(path) {
-  const child = spawn(process.execPath, ['--input-type=module', '-e', `
+  const child = spawn(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      `
     import * as p from ${pkgUrl}; import { openSync } from 'node:fs';
-    process.stdout.write(String(p.tryLock(openSync(${JSON.stringify(path)}, 'r'), 'exclusive')));`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    process.stdout.write(String(p.tryLock(openSync(${JSON.stringify(path)}, 'r'), 'exclusive')));`,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   let out = '';
   child.stdout.on('data', (d) => (out += d));
   await new Promise((r) => child.once('close', r));
@@ -59,7 +87,7 @@ async function probe(path) {
 const threads = () => readdirSync('/proc/self/task').length;
 const fdCount = () => readdirSync('/proc/self/fd').length;
 
-test('a lock another process holds makes tryLock false, and true once that holder exits', async () => {
+test('a lock another process holds makes tryLock false, and true once that holder exits [L1.trylock]', async () => {
   const path = lockFile();
   const h = await holder(path);
   const fd = openSync(path, 'r');
@@ -77,7 +105,7 @@ test('a lock another process holds makes tryLock false, and true once that holde
   assert.equal(await probe(path), true, 'closing the last descriptor released it');
 });
 
-test('shared locks coexist; an exclusive one excludes them', () => {
+test('shared locks coexist; an exclusive one excludes them [L1.flock.sync]', () => {
   const path = lockFile();
   const a = openSync(path, 'r');
   const b = openSync(path, 'r');
@@ -94,19 +122,22 @@ test('shared locks coexist; an exclusive one excludes them', () => {
   }
 });
 
-test('flockSync with LOCK_NB under contention throws EAGAIN (EWOULDBLOCK) with errno -11', async () => {
+test('flockSync with LOCK_NB under contention throws EAGAIN (EWOULDBLOCK) with errno -11 [L1.flock.sync]', async () => {
   const path = lockFile();
   const h = await holder(path);
   const fd = openSync(path, 'r');
   try {
-    assert.throws(() => procpin.flockSync(fd, C.LOCK_EX | C.LOCK_NB), (e) => {
-      assert.equal(e.code, 'EAGAIN');
-      assert.equal(e.errno, -11);
-      assert.equal(e.syscall, 'flock');
-      assert.equal(e.fd, fd);
-      assert.equal(e.message, 'EAGAIN: resource temporarily unavailable, flock');
-      return true;
-    });
+    assert.throws(
+      () => procpin.flockSync(fd, C.LOCK_EX | C.LOCK_NB),
+      (e) => {
+        assert.equal(e.code, 'EAGAIN');
+        assert.equal(e.errno, -11);
+        assert.equal(e.syscall, 'flock');
+        assert.equal(e.fd, fd);
+        assert.equal(e.message, 'EAGAIN: resource temporarily unavailable, flock');
+        return true;
+      },
+    );
     await assert.rejects(procpin.flock(fd, C.LOCK_SH | C.LOCK_NB), { code: 'EAGAIN', errno: -11 });
   } finally {
     closeSync(fd);
@@ -114,7 +145,7 @@ test('flockSync with LOCK_NB under contention throws EAGAIN (EWOULDBLOCK) with e
   }
 });
 
-test('flockSync blocks until the holder releases, then holds the lock', async () => {
+test('flockSync blocks until the holder releases, then holds the lock [L1.flock.sync]', async () => {
   const path = lockFile();
   const h = await holder(path);
   const fd = openSync(path, 'r');
@@ -132,7 +163,7 @@ test('flockSync blocks until the holder releases, then holds the lock', async ()
   }
 });
 
-test('async flock waits off the event loop: a setInterval keeps ticking, and it resolves soon after the release', async () => {
+test('async flock waits off the event loop: a setInterval keeps ticking, and it resolves soon after the release [C.loop.no-block]', async () => {
   const path = lockFile();
   const h = await holder(path);
   const fd = openSync(path, 'r');
@@ -150,9 +181,11 @@ test('async flock waits off the event loop: a setInterval keeps ticking, and it 
     await h.release();
     await p;
     clearInterval(iv);
-    assert.equal(fdCount(), fdsBefore, 'the waiting thread\'s descriptor is closed');
+    assert.equal(fdCount(), fdsBefore, "the waiting thread's descriptor is closed");
     const latency = resolvedAt - releasedAt;
-    console.log(`# ${ticks} ticks in ${Math.round(resolvedAt - t0)} ms of waiting; acquired ${latency.toFixed(1)} ms after the release was requested`);
+    console.log(
+      `# ${ticks} ticks in ${Math.round(resolvedAt - t0)} ms of waiting; acquired ${latency.toFixed(1)} ms after the release was requested`,
+    );
     assert.ok(latency < 500, `acquired ${latency} ms after the release`);
     assert.deepEqual(ourLocks(path), { held: 1, waiting: 0 });
   } finally {
@@ -161,7 +194,7 @@ test('async flock waits off the event loop: a setInterval keeps ticking, and it 
   }
 });
 
-test('eight async flock waiters each on a thread of their own do not starve fs', async () => {
+test('eight async flock waiters each on a thread of their own do not starve fs [C.loop.no-block]', async () => {
   const path = lockFile();
   const h = await holder(path);
   const fds = Array.from({ length: 8 }, () => openSync(path, 'r'));
@@ -186,7 +219,7 @@ test('eight async flock waiters each on a thread of their own do not starve fs',
   }
 });
 
-test('an AbortSignal cancels the wait: the rejection comes after the thread let go, and no lock is taken', async () => {
+test('an AbortSignal cancels the wait: the rejection comes after the thread let go, and no lock is taken [L1.flock.abort]', async () => {
   const path = lockFile();
   const h = await holder(path);
   const fd = openSync(path, 'r');
@@ -213,7 +246,7 @@ test('an AbortSignal cancels the wait: the rejection comes after the thread let 
   }
 });
 
-test('an abort racing the grant never leaves the lock taken, whichever side wins (90 rounds)', async () => {
+test('an abort racing the grant never leaves the lock taken, whichever side wins (90 rounds) [L1.flock.abort]', async () => {
   const path = lockFile();
   const a = openSync(path, 'r');
   const b = openSync(path, 'r');
@@ -236,10 +269,13 @@ test('an abort racing the grant never leaves the lock taken, whichever side wins
       }
       if (mode === 2) await new Promise((r) => setImmediate(r));
       ac.abort();
-      const settled = await p.then(() => 'resolved', (e) => (assert.equal(e.name, 'AbortError'), 'rejected'));
+      const settled = await p.then(
+        () => 'resolved',
+        (e) => (assert.equal(e.name, 'AbortError'), 'rejected'),
+      );
       if (mode === 2) {
         outcomes[settled === 'resolved' ? 'nextTurnResolved' : 'nextTurnRejected']++;
-        if (settled === 'resolved') procpin.flockSync(b, C.LOCK_UN);  // ours, as promised
+        if (settled === 'resolved') procpin.flockSync(b, C.LOCK_UN); // ours, as promised
       } else {
         // The abort came in the same turn as the release: no delivery can have come first.
         assert.equal(settled, 'rejected', `round ${i}: resolved although aborted before delivery`);
@@ -256,7 +292,7 @@ test('an abort racing the grant never leaves the lock taken, whichever side wins
   console.log(`# ${JSON.stringify(outcomes)}`);
 });
 
-test('an already aborted signal rejects at once without starting a wait', async () => {
+test('an already aborted signal rejects at once without starting a wait [L1.flock.abort]', async () => {
   const path = lockFile();
   const h = await holder(path);
   const fd = openSync(path, 'r');
@@ -273,7 +309,7 @@ test('an already aborted signal rejects at once without starting a wait', async 
   }
 });
 
-test('a caller that closes its descriptor mid-wait does not make the thread lock a recycled number', async () => {
+test('a caller that closes its descriptor mid-wait does not make the thread lock a recycled number [L1.flock.async]', async () => {
   const path = lockFile();
   const other = lockFile();
   const h = await holder(path);
@@ -281,10 +317,10 @@ test('a caller that closes its descriptor mid-wait does not make the thread lock
   const p = procpin.flock(fd, C.LOCK_EX);
   await waitFor(() => ourLocks(path).waiting === 1, { what: 'our waiter' });
   closeSync(fd);
-  const reused = openSync(other, 'r');  // very likely the same number
+  const reused = openSync(other, 'r'); // very likely the same number
   try {
     await h.release();
-    await p;  // the lock was taken on the original open file description, through the dup
+    await p; // the lock was taken on the original open file description, through the dup
     assert.equal(ourLocks(other).held, 0, 'nothing locked through the recycled number');
     // The dup was the last descriptor of that description: closing it released the lock.
     assert.equal(await probe(path), true);
@@ -294,7 +330,7 @@ test('a caller that closes its descriptor mid-wait does not make the thread lock
   }
 });
 
-test('a holder that is SIGKILLed releases its lock to a pending async waiter', async () => {
+test('a holder that is SIGKILLed releases its lock to a pending async waiter [L1.flock.async]', async () => {
   const path = lockFile();
   const h = await holder(path);
   const fd = openSync(path, 'r');
@@ -309,7 +345,7 @@ test('a holder that is SIGKILLed releases its lock to a pending async waiter', a
   }
 });
 
-test('async flock on a directory descriptor and on a bad descriptor', async () => {
+test('async flock on a directory descriptor and on a bad descriptor [L1.flock.async]', async () => {
   const d = openSync(dir.path, 'r');
   try {
     await procpin.flock(d, C.LOCK_EX);

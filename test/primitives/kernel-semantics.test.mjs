@@ -14,7 +14,7 @@ import { compileC } from '../oldkernel.mjs';
 const pkgUrl = JSON.stringify(pathToFileURL(join(root, 'dist', 'index.js')).href);
 const C = procpin.constants;
 
-test('signals 32 and 33 are taken by number and by name, as process.kill takes them', async () => {
+test('signals 32 and 33 are taken by number and by name, as process.kill takes them [L1.kernel.accepts]', async () => {
   const child = procpin.spawn('sleep', ['30'], { stdio: 'ignore' });
   try {
     process.kill(child.pid, 0); // Node's own kill takes any number the kernel does
@@ -31,17 +31,23 @@ test('signals 32 and 33 are taken by number and by name, as process.kill takes t
   assert.throws(() => procpin.pidfdSendSignal(0, 65), { code: 'ERR_UNKNOWN_SIGNAL' });
 });
 
-test('a child killed by signal 32 or 33 reports its signal by name', async () => {
-  for (const [sig, name] of [[32, 'SIG32'], ['SIG33', 'SIG33']]) {
+test('a child killed by signal 32 or 33 reports its signal by name [L1.kernel.accepts]', async () => {
+  for (const [sig, name] of [
+    [32, 'SIG32'],
+    ['SIG33', 'SIG33'],
+  ]) {
     const child = procpin.spawn('sleep', ['30'], { stdio: 'ignore' });
     child.kill(sig);
     const info = await child.exited;
     child.reap();
-    assert.deepEqual([info.code, info.status, info.signal, info.exitCode], ['CLD_KILLED', name === 'SIG32' ? 32 : 33, name, null]);
+    assert.deepEqual(
+      [info.code, info.status, info.signal, info.exitCode],
+      ['CLD_KILLED', name === 'SIG32' ? 32 : 33, name, null],
+    );
   }
 });
 
-test('pidfdSendSignal takes PIDFD_SELF_THREAD and PIDFD_SELF_THREAD_GROUP: the kernel answers 0 for signal 0', () => {
+test('pidfdSendSignal takes PIDFD_SELF_THREAD and PIDFD_SELF_THREAD_GROUP: the kernel answers 0 for signal 0 [L1.kernel.accepts]', () => {
   assert.equal(C.PIDFD_SELF_THREAD, -10000);
   assert.equal(C.PIDFD_SELF_THREAD_GROUP, -10001);
   assert.equal(procpin.pidfdSendSignal(C.PIDFD_SELF_THREAD, 0), undefined);
@@ -51,7 +57,7 @@ test('pidfdSendSignal takes PIDFD_SELF_THREAD and PIDFD_SELF_THREAD_GROUP: the k
   assert.throws(() => procpin.pidfdSendSignal(-10002, 0), { code: 'ERR_OUT_OF_RANGE' });
 });
 
-test('waitid takes __WALL, __WCLONE and __WNOTHREAD, and P_ALL with any id; unknown bits get the kernel\'s EINVAL', async () => {
+test("waitid takes __WALL, __WCLONE and __WNOTHREAD, and P_ALL with any id; unknown bits get the kernel's EINVAL [L1.kernel.accepts]", async () => {
   assert.deepEqual([C.__WNOTHREAD, C.__WALL, C.__WCLONE], [0x20000000, 0x40000000, 0x80000000]);
   const child = procpin.spawn('sh', ['-c', 'exit 7'], { stdio: 'ignore' });
   await child.exited;
@@ -59,15 +65,23 @@ test('waitid takes __WALL, __WCLONE and __WNOTHREAD, and P_ALL with any id; unkn
   assert.deepEqual([look.pid, look.code, look.exitCode], [child.pid, 'CLD_EXITED', 7]);
   // __WCLONE alone waits only for "clone" children (no SIGCHLD at exit): ours is not one, and
   // the kernel says so.
-  assert.throws(() => procpin.waitid(C.P_PID, child.pid, C.WEXITED | C.WNOWAIT | C.WNOHANG | C.__WCLONE), { code: 'ECHILD', errno: -10, syscall: 'waitid' });
+  assert.throws(() => procpin.waitid(C.P_PID, child.pid, C.WEXITED | C.WNOWAIT | C.WNOHANG | C.__WCLONE), {
+    code: 'ECHILD',
+    errno: -10,
+    syscall: 'waitid',
+  });
   // P_ALL ignores the id, whatever it is.
   const any = procpin.waitid(C.P_ALL, -1, C.WEXITED | C.WNOWAIT | C.WNOHANG);
   assert.ok(any === null || typeof any.pid === 'number');
-  assert.throws(() => procpin.waitid(C.P_ALL, 0, 0x10000000 | C.WEXITED | C.WNOHANG), { code: 'EINVAL', errno: -22, syscall: 'waitid' });
+  assert.throws(() => procpin.waitid(C.P_ALL, 0, 0x10000000 | C.WEXITED | C.WNOHANG), {
+    code: 'EINVAL',
+    errno: -22,
+    syscall: 'waitid',
+  });
   child.reap();
 });
 
-test('closeRange with CLOSE_RANGE_UNSHARE is refused with ERR_INVALID_ARG_VALUE on the main thread and in a Worker, closing nothing', async () => {
+test('closeRange with CLOSE_RANGE_UNSHARE is refused with ERR_INVALID_ARG_VALUE on the main thread and in a Worker, closing nothing [L1.close-range.unshare]', async () => {
   const r = await runNode(`import * as p from ${pkgUrl};
     import { openSync, readdirSync } from 'node:fs';
     import { Worker } from 'node:worker_threads';
@@ -100,19 +114,21 @@ test('closeRange with CLOSE_RANGE_UNSHARE is refused with ERR_INVALID_ARG_VALUE 
 });
 
 for (const call of ['flockSync', 'waitid']) {
-  test(`a blocking ${call} interrupted by a handler without SA_RESTART throws EINTR`, async (t) => {
+  test(`a blocking ${call} interrupted by a handler without SA_RESTART throws EINTR [L1.kernel.eintr]`, async (t) => {
     const so = compileC('alarm_norestart', { output: 'alarm_norestart.so', shared: true });
     if (!need(t, so !== null, `a C compiler: ${compileC.lastError}`)) return;
-    const blocked = call === 'flockSync'
-      ? `const { openSync, writeFileSync, mkdtempSync } = await import('node:fs');
+    const blocked =
+      call === 'flockSync'
+        ? `const { openSync, writeFileSync, mkdtempSync } = await import('node:fs');
          const dir = mkdtempSync((await import('node:os')).tmpdir() + '/procpin-eintr-');
          writeFileSync(dir + '/l', '');
          const a = openSync(dir + '/l', 'r'), b = openSync(dir + '/l', 'r');
          p.flockSync(a, C.LOCK_EX);
          const run = () => p.flockSync(b, C.LOCK_EX);`
-      : `const child = p.spawn('sleep', ['30'], { stdio: 'ignore' });
+        : `const child = p.spawn('sleep', ['30'], { stdio: 'ignore' });
          const run = () => p.waitid(C.P_PID, child.pid, C.WEXITED | C.WNOWAIT);`;
-    const r = await runNode(`import * as p from ${pkgUrl};
+    const r = await runNode(
+      `import * as p from ${pkgUrl};
       const C = p.constants;
       ${blocked}
       const t0 = performance.now();
@@ -121,17 +137,22 @@ for (const call of ['flockSync', 'waitid']) {
       try { run(); out = { returned: true }; } catch (e) { out = { code: e.code, errno: e.errno, syscall: e.syscall, message: e.message }; }
       out.ms = Math.round(performance.now() - t0);
       ${call === 'waitid' ? "child.kill('SIGKILL'); await child.exited; child.reap();" : ''}
-      console.log(JSON.stringify(out));`, { timeout: 10000, env: { PROCPIN_TEST_ALARM_MS: '100' } });
+      console.log(JSON.stringify(out));`,
+      { timeout: 10000, env: { PROCPIN_TEST_ALARM_MS: '100' } },
+    );
     assert.equal(r.signal, null, `the call never returned: ${r.stderr}`);
     assert.equal(r.code, 0, r.stderr);
     const out = JSON.parse(r.stdout);
-    assert.deepEqual({ ...out, ms: undefined }, {
-      code: 'EINTR',
-      errno: -4,
-      syscall: call === 'flockSync' ? 'flock' : 'waitid',
-      message: `EINTR: interrupted system call, ${call === 'flockSync' ? 'flock' : 'waitid'}`,
-      ms: undefined,
-    });
+    assert.deepEqual(
+      { ...out, ms: undefined },
+      {
+        code: 'EINTR',
+        errno: -4,
+        syscall: call === 'flockSync' ? 'flock' : 'waitid',
+        message: `EINTR: interrupted system call, ${call === 'flockSync' ? 'flock' : 'waitid'}`,
+        ms: undefined,
+      },
+    );
     assert.ok(out.ms >= 90 && out.ms < 5000, `interrupted by the alarm after ${out.ms} ms`);
   });
 }

@@ -16,7 +16,7 @@ import { tmp } from '../oldkernel.mjs';
 const C = procpin.constants;
 const pkgUrl = JSON.stringify(pathToFileURL(join(root, 'dist', 'index.js')).href);
 
-test('flock03: a child unlocks through the descriptor it inherited, and can then lock through its own', async (t) => {
+test('flock03: a child unlocks through the descriptor it inherited, and can then lock through its own [L1.flock.sync]', async (t) => {
   const d = tmpDir();
   t.after(() => d[Symbol.dispose]());
   const file = join(d.path, 'flock03');
@@ -26,14 +26,22 @@ test('flock03: a child unlocks through the descriptor it inherited, and can then
   const other = openSync(file, 'r');
   try {
     assert.equal(procpin.tryLock(other, 'exclusive'), false, 'the parent holds it');
-    const child = procpin.spawn(process.execPath, ['--input-type=module', '-e', `
+    const child = procpin.spawn(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `
       import * as p from ${pkg};
       import { openSync } from 'node:fs';
       const own = openSync(${JSON.stringify(file)}, 'r+');
       const out = { lockedBefore: !p.tryLock(own, 'exclusive') };
       p.flockSync(3, p.constants.LOCK_UN);   // the parent's open file description, inherited
       out.ownAfter = p.tryLock(own, 'exclusive');
-      console.log(JSON.stringify(out));`], { stdio: ['ignore', 'pipe', 'inherit', fd] });
+      console.log(JSON.stringify(out));`,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit', fd] },
+    );
     let text = '';
     child.stdout.on('data', (b) => (text += b));
     const info = await child.exited;
@@ -48,7 +56,7 @@ test('flock03: a child unlocks through the descriptor it inherited, and can then
   }
 });
 
-test('pidfd_send_signal01: a /proc/<pid> directory descriptor is a pidfd: a signal through it reaches the process', async () => {
+test('pidfd_send_signal01: a /proc/<pid> directory descriptor is a pidfd: a signal through it reaches the process [L1.pidfd.send]', async () => {
   const child = procpin.spawn('sleep', ['30'], { stdio: 'ignore' });
   const dirfd = openSync(`/proc/${child.pid}`, fsc.O_RDONLY | fsc.O_DIRECTORY);
   try {
@@ -77,10 +85,20 @@ test('pidfd_send_signal01: a /proc/<pid> directory descriptor is a pidfd: a sign
   }
 });
 
-test('pidfd_send_signal03: through the /proc/<pid> descriptor of a reaped process, a signal never reaches the next process with that pid (ESRCH)', async (t) => {
-  if (!need(t, isRoot && spawnSync('unshare', ['--pid', '--fork', 'true']).status === 0, 'root and unshare --pid --fork')) return;
+test('pidfd_send_signal03: through the /proc/<pid> descriptor of a reaped process, a signal never reaches the next process with that pid (ESRCH) [F.stranger.never]', async (t) => {
+  if (
+    !need(t, isRoot && spawnSync('unshare', ['--pid', '--fork', 'true']).status === 0, 'root and unshare --pid --fork')
+  )
+    return;
   // In a pid namespace of its own (with its own /proc), so that ns_last_pid is ours alone.
-  const r = await runCmd('unshare', ['--pid', '--fork', '--mount-proc', process.execPath, '--input-type=module', '-e', `
+  const r = await runCmd('unshare', [
+    '--pid',
+    '--fork',
+    '--mount-proc',
+    process.execPath,
+    '--input-type=module',
+    '-e',
+    `
     import * as p from ${pkgUrl};
     import { openSync, writeFileSync, constants as fsc } from 'node:fs';
     const out = {};
@@ -97,14 +115,16 @@ test('pidfd_send_signal03: through the /proc/<pid> descriptor of a reaped proces
       }
       second.kill('SIGKILL'); await second.exited; second.reap();
     }
-    console.log(JSON.stringify(out));`]);
+    console.log(JSON.stringify(out));`,
+  ]);
   assert.equal(r.code, 0, r.stderr);
   assert.deepEqual(JSON.parse(r.stdout), { same: true, sent: 'ESRCH', secondRuns: true });
 });
 
-test('close_range01: CLOSE_RANGE_CLOEXEC set on the main thread is seen by a Worker sharing the table, and the other way round', async () => {
+test('close_range01: CLOSE_RANGE_CLOEXEC set on the main thread is seen by a Worker sharing the table, and the other way round [L1.close-range.exact]', async () => {
   const high = [0, 1, 2, 3].map(() => openSync('/dev/null', 'r'));
-  const r = await runNode(`import * as p from ${pkgUrl};
+  const r = await runNode(
+    `import * as p from ${pkgUrl};
     import { openSync, readFileSync } from 'node:fs';
     import { Worker } from 'node:worker_threads';
     const flags = (fd) => Number.parseInt(readFileSync('/proc/self/fdinfo/' + fd, 'utf8').match(/flags:\\s*(\\d+)/)[1], 8) & 0o2000000 ? 1 : 0;
@@ -117,38 +137,70 @@ test('close_range01: CLOSE_RANGE_CLOEXEC set on the main thread is seen by a Wor
       "const seen = [100, 101, 102, 103].map(flags); p.closeRange(102, 103, p.constants.CLOSE_RANGE_CLOEXEC); parentPort.postMessage(seen);";
     out.workerSaw = await new Promise((res) => new Worker(new URL('data:text/javascript,' + encodeURIComponent(code))).once('message', res));
     out.mainSeesWorkers = fds.map(flags);
-    console.log(JSON.stringify(out));`, { extraStdio: [...Array(97).fill('ignore'), ...high] });
+    console.log(JSON.stringify(out));`,
+    { extraStdio: [...Array(97).fill('ignore'), ...high] },
+  );
   for (const fd of high) closeSync(fd);
   assert.equal(r.code, 0, r.stderr);
-  assert.deepEqual(JSON.parse(r.stdout), { before: [0, 0, 0, 0], workerSaw: [1, 1, 0, 0], mainSeesWorkers: [1, 1, 1, 1] });
+  assert.deepEqual(JSON.parse(r.stdout), {
+    before: [0, 0, 0, 0],
+    workerSaw: [1, 1, 0, 0],
+    mainSeesWorkers: [1, 1, 1, 1],
+  });
 });
 
-
-test('close_range01: plain, UNSHARE, CLOEXEC and CLOEXEC|UNSHARE through a table shared by clone(CLONE_FILES), for the syscall and for procpin\'s loop', async (t) => {
+test("close_range01: plain, UNSHARE, CLOEXEC and CLOEXEC|UNSHARE through a table shared by clone(CLONE_FILES), for the syscall and for procpin's loop [L1.close-range.exact]", async (t) => {
   mkdirSync(tmp, { recursive: true });
   const bin = join(tmp, 'close_range_ltp');
-  const cc = spawnSync('c++', ['-std=c++17', '-O1', '-Wall', '-Wextra', '-Werror', `-I${join(root, 'native', 'core')}`, '-o', bin,
-    join(root, 'test', 'fixtures', 'close_range_ltp.cc'), join(root, 'native', 'core', 'sys.cc'),
-    join(root, 'native', 'core', 'dir.cc')], { encoding: 'utf8' });
+  const cc = spawnSync(
+    'c++',
+    [
+      '-std=c++17',
+      '-O1',
+      '-Wall',
+      '-Wextra',
+      '-Werror',
+      `-I${join(root, 'native', 'core')}`,
+      '-o',
+      bin,
+      join(root, 'test', 'fixtures', 'close_range_ltp.cc'),
+      join(root, 'native', 'core', 'sys.cc'),
+      join(root, 'native', 'core', 'dir.cc'),
+    ],
+    { encoding: 'utf8' },
+  );
   if (!need(t, cc.status === 0, `a C++ compiler: ${cc.error?.message ?? cc.stderr}`)) return;
   const r = spawnSync(bin, { encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
   const lines = r.stdout.trim().split('\n');
   assert.deepEqual(lines, [
-    'syscall 0 ok ok', 'syscall 1 ok ok', 'syscall 2 ok ok', 'syscall 3 ok ok',
-    'loop 0 ok ok', 'loop 1 ok ok', 'loop 2 ok ok', 'loop 3 ok ok',
+    'syscall 0 ok ok',
+    'syscall 1 ok ok',
+    'syscall 2 ok ok',
+    'syscall 3 ok ok',
+    'loop 0 ok ok',
+    'loop 1 ok ok',
+    'loop 2 ok ok',
+    'loop 3 ok ok',
   ]);
   // And from JavaScript the combination is refused, closing and marking nothing.
   const fd = openSync('/dev/null', 'r');
   try {
-    assert.throws(() => procpin.closeRange(fd, fd, C.CLOSE_RANGE_CLOEXEC | C.CLOSE_RANGE_UNSHARE), { code: 'ERR_INVALID_ARG_VALUE', name: 'TypeError' });
-    assert.equal(Number.parseInt(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8').match(/flags:\s*(\d+)/)[1], 8) & 0o2000000, 0o2000000, 'Node opened it close-on-exec; unchanged');
+    assert.throws(() => procpin.closeRange(fd, fd, C.CLOSE_RANGE_CLOEXEC | C.CLOSE_RANGE_UNSHARE), {
+      code: 'ERR_INVALID_ARG_VALUE',
+      name: 'TypeError',
+    });
+    assert.equal(
+      Number.parseInt(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8').match(/flags:\s*(\d+)/)[1], 8) & 0o2000000,
+      0o2000000,
+      'Node opened it close-on-exec; unchanged',
+    );
   } finally {
     closeSync(fd);
   }
 });
 
-test('prctl: the child-subreaper setting is not inherited by a child, while the parent keeps it', async () => {
+test('prctl: the child-subreaper setting is not inherited by a child, while the parent keeps it [L1.prctl.subreaper]', async () => {
   const r = await runNode(`import * as p from ${pkgUrl};
     p.setChildSubreaper(true);
     const c = p.spawn(process.execPath, ['--input-type=module', '-e', 'import * as p from ' + JSON.stringify(${pkgUrl}) + '; console.log(p.isChildSubreaper())'], { stdio: ['ignore', 'pipe', 'inherit'] });

@@ -21,7 +21,8 @@ async function underOldKernel(t, body) {
   for (let i = 3; i < 100; i++) extraStdio.push('ignore');
   extraStdio.push(...devnull);
   try {
-    const r = await runOldKernel(`import * as p from ${pkgUrl};
+    const r = await runOldKernel(
+      `import * as p from ${pkgUrl};
       import { readdirSync, readFileSync } from 'node:fs';
       const { constants: C } = p;
       const opened = ${JSON.stringify(HIGH)};
@@ -31,7 +32,9 @@ async function underOldKernel(t, body) {
       const [a, b, c, d, e, f] = opened;
       const out = { start: fds() };
       ${body}
-      console.log(JSON.stringify(out));`, { extraStdio, timeout: 20000 });
+      console.log(JSON.stringify(out));`,
+      { extraStdio, timeout: 20000 },
+    );
     assert.equal(r.code, 0, r.stderr);
     const out = JSON.parse(r.stdout.trim().split('\n').pop());
     assert.deepEqual(out.start, HIGH, 'the child got its six descriptors');
@@ -41,69 +44,100 @@ async function underOldKernel(t, body) {
   }
 }
 
-test(`under the old-kernel filter pidfd_open and pidfd_send_signal fail with ${oldKernelErrno}, waitid(P_PIDFD) with EINVAL`, async (t) => {
-  const out = await underOldKernel(t, `
+test(`under the old-kernel filter pidfd_open and pidfd_send_signal fail with ${oldKernelErrno}, waitid(P_PIDFD) with EINVAL [K.no-pidfd]`, async (t) => {
+  const out = await underOldKernel(
+    t,
+    `
     out.seccomp = readFileSync('/proc/self/status', 'utf8').match(/^Seccomp:\\s*(\\d+)/m)[1];
     out.open = errOf(() => p.pidfdOpen(process.pid));
     out.send = errOf(() => p.pidfdSendSignal(0, 0));
-    out.waitid = errOf(() => p.waitid(C.P_PIDFD, 0, C.WEXITED | C.WNOHANG));`);
+    out.waitid = errOf(() => p.waitid(C.P_PIDFD, 0, C.WEXITED | C.WNOHANG));`,
+  );
   if (!out) return;
   assert.equal(out.seccomp, '2', 'a seccomp filter is installed');
-  assert.deepEqual(out.open, oldKernelErrno === 'EPERM'
-    ? { code: 'EPERM', errno: -1, syscall: 'pidfd_open', message: 'EPERM: operation not permitted, pidfd_open' }
-    : { code: 'ENOSYS', errno: -38, syscall: 'pidfd_open', message: 'ENOSYS: function not implemented, pidfd_open' });
+  assert.deepEqual(
+    out.open,
+    oldKernelErrno === 'EPERM'
+      ? { code: 'EPERM', errno: -1, syscall: 'pidfd_open', message: 'EPERM: operation not permitted, pidfd_open' }
+      : { code: 'ENOSYS', errno: -38, syscall: 'pidfd_open', message: 'ENOSYS: function not implemented, pidfd_open' },
+  );
   assert.equal(out.send.code, oldKernelErrno);
   assert.equal(out.send.syscall, 'pidfd_send_signal');
   assert.equal(out.waitid.code, 'EINVAL');
 });
 
-test('closeRange without the syscall closes exactly [first, last] through its loop', async (t) => {
-  const out = await underOldKernel(t, `
+test('closeRange without the syscall closes exactly [first, last] through its loop [K.close-range]', async (t) => {
+  const out = await underOldKernel(
+    t,
+    `
     p.closeRange(b, d);
     out.after = fds();
     p.closeRange(f);
-    out.openEnded = fds();`);
+    out.openEnded = fds();`,
+  );
   if (!out) return;
   const [a, , , , e, f] = HIGH;
   assert.deepEqual(out.after, [a, e, f]);
   assert.deepEqual(out.openEnded, [a, e]);
 });
 
-test('closeRange without the syscall honours CLOSE_RANGE_CLOEXEC: O_CLOEXEC in fdinfo, nothing closed', async (t) => {
-  const out = await underOldKernel(t, `
+test('closeRange without the syscall honours CLOSE_RANGE_CLOEXEC: O_CLOEXEC in fdinfo, nothing closed [K.close-range]', async (t) => {
+  const out = await underOldKernel(
+    t,
+    `
     out.before = opened.map(flags);
     p.closeRange(b, c, C.CLOSE_RANGE_CLOEXEC);
     out.after = opened.map(flags);
-    out.open = fds();`);
+    out.open = fds();`,
+  );
   if (!out) return;
   const O_CLOEXEC = 0o2000000;
-  assert.deepEqual(out.before.map((x) => x & O_CLOEXEC), [0, 0, 0, 0, 0, 0]);
-  assert.deepEqual(out.after.map((x) => (x & O_CLOEXEC) !== 0), [false, true, true, false, false, false]);
+  assert.deepEqual(
+    out.before.map((x) => x & O_CLOEXEC),
+    [0, 0, 0, 0, 0, 0],
+  );
+  assert.deepEqual(
+    out.after.map((x) => (x & O_CLOEXEC) !== 0),
+    [false, true, true, false, false, false],
+  );
   assert.deepEqual(out.open, HIGH);
 });
 
-test('closeRange without the syscall still refuses CLOSE_RANGE_UNSHARE on a JavaScript thread, closing nothing', async (t) => {
-  const out = await underOldKernel(t, `
+test('closeRange without the syscall still refuses CLOSE_RANGE_UNSHARE on a JavaScript thread, closing nothing [K.close-range]', async (t) => {
+  const out = await underOldKernel(
+    t,
+    `
     out.refused = errOf(() => p.closeRange(b, c, C.CLOSE_RANGE_UNSHARE));
-    out.open = fds();`);
+    out.open = fds();`,
+  );
   if (!out) return;
   assert.equal(out.refused.code, 'ERR_INVALID_ARG_VALUE');
   assert.deepEqual(out.open, HIGH);
 });
 
-test('closeRange without the syscall still refuses first > last and unknown flags with EINVAL', async (t) => {
-  const out = await underOldKernel(t, `
+test('closeRange without the syscall still refuses first > last and unknown flags with EINVAL [K.close-range]', async (t) => {
+  const out = await underOldKernel(
+    t,
+    `
     out.reversed = errOf(() => p.closeRange(d, b));
     out.unknown = errOf(() => p.closeRange(b, d, 1));
-    out.open = fds();`);
+    out.open = fds();`,
+  );
   if (!out) return;
-  assert.deepEqual(out.reversed, { code: 'EINVAL', errno: -22, syscall: 'close_range', message: 'EINVAL: invalid argument, close_range' });
+  assert.deepEqual(out.reversed, {
+    code: 'EINVAL',
+    errno: -22,
+    syscall: 'close_range',
+    message: 'EINVAL: invalid argument, close_range',
+  });
   assert.equal(out.unknown.code, 'EINVAL');
   assert.deepEqual(out.open, HIGH);
 });
 
-test('flock, tryLock and waitid work unchanged on the old kernel', async (t) => {
-  const out = await underOldKernel(t, `
+test('flock, tryLock and waitid work unchanged on the old kernel [K.no-pidfd]', async (t) => {
+  const out = await underOldKernel(
+    t,
+    `
     const { openSync, writeFileSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');
     const path = tmpdir() + '/procpin-oldkernel-' + process.pid;
@@ -116,7 +150,8 @@ test('flock, tryLock and waitid work unchanged on the old kernel', async (t) => 
     await wait;
     out.granted = true;
     (await import('node:fs')).unlinkSync(path);
-    out.echild = errOf(() => p.waitid(C.P_ALL, 0, C.WEXITED | C.WNOHANG));`);
+    out.echild = errOf(() => p.waitid(C.P_ALL, 0, C.WEXITED | C.WNOHANG));`,
+  );
   if (!out) return;
   assert.equal(out.busy, false);
   assert.equal(out.granted, true);

@@ -6,7 +6,18 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import * as procpin from '../../dist/index.js';
-import { isGone, liveMembers, need, procLib, procStat, procState, root, runNode, testBinding, waitFor } from '../helpers.mjs';
+import {
+  isGone,
+  liveMembers,
+  need,
+  procLib,
+  procStat,
+  procState,
+  root,
+  runNode,
+  testBinding,
+  waitFor,
+} from '../helpers.mjs';
 import { binding } from '../../dist/binding.js';
 
 const { constants: C } = procpin;
@@ -42,7 +53,7 @@ async function withForeignChild(background, code) {
   return JSON.parse(r.stdout.trim().split('\n').pop());
 }
 
-test('constants carry the kernel ABI values', () => {
+test('constants carry the kernel ABI values [L1.constants]', () => {
   assert.deepEqual(
     [C.P_ALL, C.P_PID, C.P_PGID, C.P_PIDFD, C.WEXITED, C.WSTOPPED, C.WCONTINUED, C.WNOHANG, C.WNOWAIT],
     [0, 1, 2, 3, 4, 2, 8, 1, 0x01000000],
@@ -60,8 +71,10 @@ test('constants carry the kernel ABI values', () => {
   assert.ok(Object.isFrozen(C));
 });
 
-test('waitid with WNOWAIT leaves the child a zombie, and a second wait without it reaps it', async () => {
-  const out = await withForeignChild('sleep 0.05', `
+test('waitid with WNOWAIT leaves the child a zombie, and a second wait without it reaps it [L1.waitid.wnowait]', async () => {
+  const out = await withForeignChild(
+    'sleep 0.05',
+    `
     out.first = p.waitid(C.P_PID, child, C.WEXITED | C.WNOWAIT);
     out.stateAfterFirst = state(child);
     out.again = p.waitid(C.P_PID, child, C.WEXITED | C.WNOWAIT | C.WNOHANG);
@@ -70,7 +83,8 @@ test('waitid with WNOWAIT leaves the child a zombie, and a second wait without i
     out.stateAfterReap = state(child);
     out.after = errOf(() => p.waitid(C.P_PID, child, C.WEXITED | C.WNOHANG));
     out.child = child; out.uid = process.getuid();
-  `);
+  `,
+  );
   const expected = { pid: out.child, uid: out.uid, code: 'CLD_EXITED', status: 0, exitCode: 0, signal: null };
   assert.deepEqual(out.first, expected);
   assert.equal(out.stateAfterFirst, 'Z');
@@ -79,26 +93,35 @@ test('waitid with WNOWAIT leaves the child a zombie, and a second wait without i
   assert.deepEqual(out.reaped, expected);
   assert.equal(out.stateAfterReap, null);
   assert.deepEqual(out.after, {
-    code: 'ECHILD', errno: -10, syscall: 'waitid', message: 'ECHILD: no child processes, waitid',
+    code: 'ECHILD',
+    errno: -10,
+    syscall: 'waitid',
+    message: 'ECHILD: no child processes, waitid',
     pid: out.child,
   });
 });
 
-test('waitid reports an exit code, and a signal death as CLD_KILLED with the signal name', async () => {
-  const out = await withForeignChild('sh -c "exit 42"', `
+test('waitid reports an exit code, and a signal death as CLD_KILLED with the signal name [L1.waitid.info]', async () => {
+  const out = await withForeignChild(
+    'sh -c "exit 42"',
+    `
     out.exited = p.waitid(C.P_PID, child, C.WEXITED);
-  `);
+  `,
+  );
   assert.equal(out.exited.code, 'CLD_EXITED');
   assert.equal(out.exited.exitCode, 42);
   assert.equal(out.exited.status, 42);
   assert.equal(out.exited.signal, null);
 
-  const killed = await withForeignChild('sleep 30', `
+  const killed = await withForeignChild(
+    'sleep 30',
+    `
     out.before = p.waitid(C.P_PID, child, C.WEXITED | C.WNOHANG);
     out.stateBefore = state(child);
     process.kill(child, 'SIGKILL');
     out.info = p.waitid(C.P_PID, child, C.WEXITED);
-  `);
+  `,
+  );
   assert.equal(killed.before, null, 'WNOHANG with a running child gives null');
   assert.match(killed.stateBefore, /^[RS]$/);
   assert.equal(killed.info.code, 'CLD_KILLED');
@@ -107,15 +130,18 @@ test('waitid reports an exit code, and a signal death as CLD_KILLED with the sig
   assert.equal(killed.info.exitCode, null);
 });
 
-test('waitid reports stops and continuations with WSTOPPED and WCONTINUED', async () => {
-  const out = await withForeignChild('sleep 30', `
+test('waitid reports stops and continuations with WSTOPPED and WCONTINUED [L1.waitid.info]', async () => {
+  const out = await withForeignChild(
+    'sleep 30',
+    `
     process.kill(child, 'SIGSTOP');
     out.stopped = p.waitid(C.P_PID, child, C.WSTOPPED);
     process.kill(child, 'SIGCONT');
     out.continued = p.waitid(C.P_PID, child, C.WCONTINUED);
     process.kill(child, 'SIGKILL');
     out.killed = p.waitid(C.P_PID, child, C.WEXITED);
-  `);
+  `,
+  );
   assert.equal(out.stopped.code, 'CLD_STOPPED');
   assert.equal(out.stopped.signal, 'SIGSTOP');
   assert.equal(out.continued.code, 'CLD_CONTINUED');
@@ -123,22 +149,27 @@ test('waitid reports stops and continuations with WSTOPPED and WCONTINUED', asyn
   assert.equal(out.killed.code, 'CLD_KILLED');
 });
 
-test('waitid(P_PGID) waits for a member of that process group', async () => {
+test('waitid(P_PGID) waits for a member of that process group [L1.waitid.info]', async () => {
   // setsid in the background job (not a group leader) makes it a session and group leader itself.
-  const out = await withForeignChild('setsid sleep 0.05', `
+  const out = await withForeignChild(
+    'setsid sleep 0.05',
+    `
     out.pgid = Number(readFileSync('/proc/' + child + '/stat', 'utf8').split(') ')[1].split(' ')[2]);
     out.otherGroup = errOf(() => p.waitid(C.P_PGID, process.pid, C.WEXITED | C.WNOWAIT | C.WNOHANG));
     out.info = p.waitid(C.P_PGID, child, C.WEXITED);
     out.child = child;
-  `);
+  `,
+  );
   assert.equal(out.pgid, out.child);
   assert.equal(out.otherGroup.code, 'ECHILD', 'no child of ours is in the group named by our pid');
   assert.equal(out.info.pid, out.child);
   assert.equal(out.info.code, 'CLD_EXITED');
 });
 
-test('a pidfd names its process in fdinfo, reports the exit before the reap, and waitid(P_PIDFD) reaps', async () => {
-  const out = await withForeignChild('sleep 30', `
+test('a pidfd names its process in fdinfo, reports the exit before the reap, and waitid(P_PIDFD) reaps [L1.pidfd.open]', async () => {
+  const out = await withForeignChild(
+    'sleep 30',
+    `
     const fd = p.pidfdOpen(child);
     out.fdinfo = readFileSync('/proc/self/fdinfo/' + fd, 'utf8');
     out.fdFlags = out.fdinfo.match(/flags:\\s*(\\d+)/)[1];
@@ -154,7 +185,8 @@ test('a pidfd names its process in fdinfo, reports the exit before the reap, and
     out.signalAfterReap = errOf(() => p.pidfdSendSignal(fd, 0));
     out.openAfterReap = errOf(() => p.pidfdOpen(child));
     out.child = child; out.fd = fd;
-  `);
+  `,
+  );
   assert.match(out.fdinfo, new RegExp(`^Pid:\\s+${out.child}$`, 'm'));
   assert.ok(Number.parseInt(out.fdFlags, 8) & 0o2000000, 'pidfd is O_CLOEXEC');
   assert.equal(out.running, null);
@@ -167,36 +199,47 @@ test('a pidfd names its process in fdinfo, reports the exit before the reap, and
   assert.equal(out.again.fd, out.fd);
   assert.match(out.fdinfoAfter, /^Pid:\s+-1$/m);
   assert.deepEqual(out.signalAfterReap, {
-    code: 'ESRCH', errno: -3, syscall: 'pidfd_send_signal', message: 'ESRCH: no such process, pidfd_send_signal',
+    code: 'ESRCH',
+    errno: -3,
+    syscall: 'pidfd_send_signal',
+    message: 'ESRCH: no such process, pidfd_send_signal',
     fd: out.fd,
   });
   assert.equal(out.openAfterReap.code, 'ESRCH');
   assert.equal(out.openAfterReap.pid, out.child);
 });
 
-test('pidfdSendSignal delivers a signal by name or number and probes with 0', async () => {
-  const out = await withForeignChild('sleep 30', `
+test('pidfdSendSignal delivers a signal by name or number and probes with 0 [L1.pidfd.send]', async () => {
+  const out = await withForeignChild(
+    'sleep 30',
+    `
     const fd = p.pidfdOpen(child);
     out.probe = errOf(() => p.pidfdSendSignal(fd, 0));
     out.stateAfterProbe = state(child);
     p.pidfdSendSignal(fd, 'SIGTERM');
     out.info = p.waitid(C.P_PIDFD, fd, C.WEXITED);
-  `);
+  `,
+  );
   assert.equal(out.probe, null);
   assert.match(out.stateAfterProbe, /^[RS]$/);
   assert.equal(out.info.code, 'CLD_KILLED');
   assert.equal(out.info.signal, 'SIGTERM');
 
-  const byNumber = await withForeignChild('sleep 30', `
+  const byNumber = await withForeignChild(
+    'sleep 30',
+    `
     const fd = p.pidfdOpen(child);
     p.pidfdSendSignal(fd, 10);
     out.info = p.waitid(C.P_PIDFD, fd, C.WEXITED);
-  `);
+  `,
+  );
   assert.equal(byNumber.info.signal, 'SIGUSR1');
 });
 
-test('a PIDFD_NONBLOCK pidfd makes a blocking waitid on a running child fail with EAGAIN', async () => {
-  const out = await withForeignChild('sleep 30', `
+test('a PIDFD_NONBLOCK pidfd makes a blocking waitid on a running child fail with EAGAIN [L1.pidfd.open]', async () => {
+  const out = await withForeignChild(
+    'sleep 30',
+    `
     const fd = p.pidfdOpen(child, C.PIDFD_NONBLOCK);
     out.flags = Number.parseInt(readFileSync('/proc/self/fdinfo/' + fd, 'utf8').match(/flags:\\s*(\\d+)/)[1], 8);
     out.blocking = errOf(() => p.waitid(C.P_PIDFD, fd, C.WEXITED));
@@ -204,7 +247,8 @@ test('a PIDFD_NONBLOCK pidfd makes a blocking waitid on a running child fail wit
     p.pidfdSendSignal(fd, 'SIGKILL');
     out.after = null;  // a blocking wait would be EAGAIN until the exit: look until it is there
     while (out.after === null) out.after = p.waitid(C.P_PIDFD, fd, C.WEXITED | C.WNOHANG);
-  `);
+  `,
+  );
   assert.ok(out.flags & 0o4000, 'O_NONBLOCK in fdinfo flags');
   assert.equal(out.blocking.code, 'EAGAIN');
   assert.equal(out.blocking.errno, -11);
@@ -212,23 +256,33 @@ test('a PIDFD_NONBLOCK pidfd makes a blocking waitid on a running child fail wit
   assert.equal(out.after.signal, 'SIGKILL');
 });
 
-test('pidfdOpen on a pid that names no process throws a Node-shaped ESRCH', () => {
+test('pidfdOpen on a pid that names no process throws a Node-shaped ESRCH [C.error.shape]', () => {
   // A pid above pid_max never exists.
-  assert.throws(() => procpin.pidfdOpen(0x3fffffff), (err) => {
-    assert.equal(err.code, 'ESRCH');
-    assert.equal(err.errno, -3);
-    assert.equal(err.syscall, 'pidfd_open');
-    assert.equal(err.pid, 0x3fffffff);
-    assert.equal(err.message, 'ESRCH: no such process, pidfd_open');
-    return true;
-  });
+  assert.throws(
+    () => procpin.pidfdOpen(0x3fffffff),
+    (err) => {
+      assert.equal(err.code, 'ESRCH');
+      assert.equal(err.errno, -3);
+      assert.equal(err.syscall, 'pidfd_open');
+      assert.equal(err.pid, 0x3fffffff);
+      assert.equal(err.message, 'ESRCH: no such process, pidfd_open');
+      return true;
+    },
+  );
 });
 
-test('pidfdSendSignal with PIDFD_SIGNAL_PROCESS_GROUP reaches every member of the leader\'s group', async (t) => {
+test("pidfdSendSignal with PIDFD_SIGNAL_PROCESS_GROUP reaches every member of the leader's group [L1.pidfd.send]", async (t) => {
   if (!need(t, binding.hasPidfdGroupSignal(), 'PIDFD_SIGNAL_PROCESS_GROUP (Linux 6.9+)')) return;
   // A new session: sh leads the group; its two sleeps are members.
-  const leader = spawn('sh', ['-c', 'sleep 30 & sleep 30 & echo ready; wait'], { detached: true, stdio: ['ignore', 'pipe', 'ignore'] });
-  t.after(() => { try { process.kill(-leader.pid, 'SIGKILL'); } catch {} });
+  const leader = spawn('sh', ['-c', 'sleep 30 & sleep 30 & echo ready; wait'], {
+    detached: true,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  t.after(() => {
+    try {
+      process.kill(-leader.pid, 'SIGKILL');
+    } catch {}
+  });
   await new Promise((r) => leader.stdout.once('data', r));
   const pgid = leader.pid;
   await waitFor(() => liveMembers(pgid).length === 3, { what: 'leader and two members' });
@@ -246,9 +300,16 @@ test('pidfdSendSignal with PIDFD_SIGNAL_PROCESS_GROUP reaches every member of th
   }
 });
 
-test('PIDFD_SIGNAL_THREAD_GROUP signals only the process, not its group', async (t) => {
-  const leader = spawn('sh', ['-c', 'sleep 30 & echo ready; wait'], { detached: true, stdio: ['ignore', 'pipe', 'ignore'] });
-  t.after(() => { try { process.kill(-leader.pid, 'SIGKILL'); } catch {} });
+test('PIDFD_SIGNAL_THREAD_GROUP signals only the process, not its group [L1.pidfd.send]', async (t) => {
+  const leader = spawn('sh', ['-c', 'sleep 30 & echo ready; wait'], {
+    detached: true,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  t.after(() => {
+    try {
+      process.kill(-leader.pid, 'SIGKILL');
+    } catch {}
+  });
   await new Promise((r) => leader.stdout.once('data', r));
   await waitFor(() => liveMembers(leader.pid).length === 2, { what: 'leader and member' });
   const fd = procpin.pidfdOpen(leader.pid);
@@ -286,7 +347,10 @@ async function runClose(call, env = {}) {
   for (let i = 3; i < 100; i++) stdio.push('ignore');
   stdio.push(...devnull);
   const r = await new Promise((resolve, reject) => {
-    const c = spawn(process.execPath, ['--input-type=module', '-e', closeRangeScript(call)], { stdio, env: { ...process.env, ...env } });
+    const c = spawn(process.execPath, ['--input-type=module', '-e', closeRangeScript(call)], {
+      stdio,
+      env: { ...process.env, ...env },
+    });
     let stdout = '';
     let stderr = '';
     c.stdout.on('data', (x) => (stdout += x));
@@ -297,60 +361,92 @@ async function runClose(call, env = {}) {
   for (const fd of devnull) closeSync(fd);
   assert.equal(r.code, 0, r.stderr);
   const out = JSON.parse(r.stdout.trim().split('\n').pop());
-  assert.deepEqual(out.targets, HIGH.map(() => '/dev/null'), 'the child got its six descriptors');
+  assert.deepEqual(
+    out.targets,
+    HIGH.map(() => '/dev/null'),
+    'the child got its six descriptors',
+  );
   return out;
 }
 
 // The loop alone is a test-only export: the test build has it.
 for (const [label, fn, env] of [
   ['closeRange', 'p.closeRange', {}],
-  ['the close loop fallback', '((a, b = 0xffffffff, f = 0) => { const r = binding.closeRangeLoop(a, b, f); if (r < 0) { const e = new Error(String(r)); e.code = r === -22 ? "EINVAL" : String(r); e.errno = r; throw e; } })', { PROCPIN_BINDING: testBinding }],
+  [
+    'the close loop fallback',
+    '((a, b = 0xffffffff, f = 0) => { const r = binding.closeRangeLoop(a, b, f); if (r < 0) { const e = new Error(String(r)); e.code = r === -22 ? "EINVAL" : String(r); e.errno = r; throw e; } })',
+    { PROCPIN_BINDING: testBinding },
+  ],
 ]) {
-  test(`${label} closes exactly the descriptors in [first, last], checked in /proc/self/fd`, async () => {
-    const out = await runClose(`
+  test(`${label} closes exactly the descriptors in [first, last], checked in /proc/self/fd [L1.close-range.exact]`, async () => {
+    const out = await runClose(
+      `
       const close = ${fn};
       close(b, d);
       out.after = fds();
       close(f);  // last defaults to ~0U
-      out.afterOpenEnded = fds();`, env);
+      out.afterOpenEnded = fds();`,
+      env,
+    );
     const [a, b, c, d, e, f] = out.opened;
-    assert.deepEqual([b, c, d].filter((x) => out.after.includes(x)), []);
+    assert.deepEqual(
+      [b, c, d].filter((x) => out.after.includes(x)),
+      [],
+    );
     assert.ok(out.after.includes(a) && out.after.includes(e) && out.after.includes(f));
     assert.deepEqual(out.afterOpenEnded, [a, e], 'f closed by the open-ended range');
   });
 
-  test(`${label} with CLOSE_RANGE_CLOEXEC sets O_CLOEXEC in fdinfo flags and closes nothing`, async () => {
-    const out = await runClose(`
+  test(`${label} with CLOSE_RANGE_CLOEXEC sets O_CLOEXEC in fdinfo flags and closes nothing [L1.close-range.exact]`, async () => {
+    const out = await runClose(
+      `
       const close = ${fn};
       out.before = [a, b, c, d].map(flags);
       close(b, c, C.CLOSE_RANGE_CLOEXEC);
       out.after = [a, b, c, d].map(flags);
-      out.open = fds();`, env);
+      out.open = fds();`,
+      env,
+    );
     const O_CLOEXEC = 0o2000000;
-    assert.deepEqual(out.before.map((x) => x & O_CLOEXEC), [0, 0, 0, 0]);
-    assert.deepEqual(out.after.map((x) => (x & O_CLOEXEC) !== 0), [false, true, true, false]);
-    assert.ok(out.opened.every((x) => out.open.includes(x)), 'all still open');
+    assert.deepEqual(
+      out.before.map((x) => x & O_CLOEXEC),
+      [0, 0, 0, 0],
+    );
+    assert.deepEqual(
+      out.after.map((x) => (x & O_CLOEXEC) !== 0),
+      [false, true, true, false],
+    );
+    assert.ok(
+      out.opened.every((x) => out.open.includes(x)),
+      'all still open',
+    );
   });
 
-  test(`${label} refuses CLOSE_RANGE_UNSHARE on a JavaScript thread, closing nothing`, async () => {
+  test(`${label} refuses CLOSE_RANGE_UNSHARE on a JavaScript thread, closing nothing [L1.close-range.unshare]`, async () => {
     // A private table would leave libuv's threads acting on the numbers of the shared one
     // (test/primitives/ltp-ports.test.mjs checks the kernel's and the loop's UNSHARE from a C++ helper).
-    const out = await runClose(`
+    const out = await runClose(
+      `
       const close = ${fn};
       out.refused = errOf(() => close(b, c, C.CLOSE_RANGE_UNSHARE));
-      out.open = fds();`, env);
+      out.open = fds();`,
+      env,
+    );
     const [, b, c] = out.opened;
     assert.ok(out.open.includes(b) && out.open.includes(c));
     if (label === 'closeRange') assert.equal(out.refused.code, 'ERR_INVALID_ARG_VALUE');
     else assert.deepEqual([out.refused.code, out.refused.errno], ['EINVAL', -22]);
   });
 
-  test(`${label} refuses first > last and unknown flags with EINVAL, closing nothing`, async () => {
-    const out = await runClose(`
+  test(`${label} refuses first > last and unknown flags with EINVAL, closing nothing [L1.close-range.exact]`, async () => {
+    const out = await runClose(
+      `
       const close = ${fn};
       out.reversed = errOf(() => close(d, b));
       out.unknown = errOf(() => close(b, d, 1));
-      out.open = fds();`, env);
+      out.open = fds();`,
+      env,
+    );
     assert.equal(out.reversed.code, 'EINVAL');
     assert.equal(out.reversed.errno, -22);
     assert.equal(out.unknown.code, 'EINVAL');
@@ -362,7 +458,7 @@ for (const [label, fn, env] of [
   });
 }
 
-test('setParentDeathSignal round-trips through getParentDeathSignal, by name and number, and 0 clears it', async () => {
+test('setParentDeathSignal round-trips through getParentDeathSignal, by name and number, and 0 clears it [L1.prctl.pdeathsig]', async () => {
   const r = await runNode(`import * as p from ${pkgUrl};
     const out = [p.getParentDeathSignal()];
     p.setParentDeathSignal('SIGTERM'); out.push(p.getParentDeathSignal());
@@ -374,7 +470,7 @@ test('setParentDeathSignal round-trips through getParentDeathSignal, by name and
   assert.deepEqual(JSON.parse(r.stdout), [0, 15, 9, 36, 0]);
 });
 
-test('a grandchild that set a parent-death signal dies when its parent is SIGKILLed; one that did not lives on', async (t) => {
+test('a grandchild that set a parent-death signal dies when its parent is SIGKILLed; one that did not lives on [L1.prctl.pdeathsig]', async (t) => {
   // parent (node) spawns two grandchildren (node); only `armed` calls setParentDeathSignal. The
   // signal belongs to the grandchild and fires when the thread that forked it (the parent's main
   // thread, where libuv forks) exits.
@@ -384,7 +480,12 @@ test('a grandchild that set a parent-death signal dies when its parent is SIGKIL
     if (process.ppid !== ppid) process.exit(3);  // the parent died before the prctl: no signal will come
     console.log('ready ' + p.getParentDeathSignal());
     setInterval(() => {}, 1000);`;
-  const parent = spawn(process.execPath, ['--input-type=module', '-e', `
+  const parent = spawn(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      `
     import { spawn } from 'node:child_process';
     const start = (code) => new Promise((resolve) => {
       const c = spawn(process.execPath, ['--input-type=module', '-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -393,10 +494,18 @@ test('a grandchild that set a parent-death signal dies when its parent is SIGKIL
     const armed = await start(${JSON.stringify(grandchild(true))});
     const control = await start(${JSON.stringify(grandchild(false))});
     console.log(JSON.stringify({ armed, control }));
-    setInterval(() => {}, 1000);`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    setInterval(() => {}, 1000);`,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   const line = await new Promise((resolve) => parent.stdout.once('data', (d) => resolve(String(d))));
   const { armed, control } = JSON.parse(line);
-  t.after(() => { for (const pid of [armed.pid, control.pid]) try { process.kill(pid, 'SIGKILL'); } catch {} });
+  t.after(() => {
+    for (const pid of [armed.pid, control.pid])
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {}
+  });
   assert.equal(armed.said, 'ready 9');
   assert.equal(control.said, 'ready 0');
   assert.equal(procStat(armed.pid).ppid, parent.pid);
@@ -408,7 +517,7 @@ test('a grandchild that set a parent-death signal dies when its parent is SIGKIL
   assert.notEqual(procStat(control.pid).ppid, parent.pid);
 });
 
-test('setChildSubreaper round-trips, and an orphaned grandchild is re-parented to the subreaper', async () => {
+test('setChildSubreaper round-trips, and an orphaned grandchild is re-parented to the subreaper [L1.prctl.subreaper]', async () => {
   const r = await runNode(`import * as p from ${pkgUrl};
     import { execFileSync } from 'node:child_process'; import { readFileSync } from 'node:fs';
     const ppidOf = (pid) => Number(readFileSync('/proc/' + pid + '/stat', 'utf8').split(') ')[1].split(' ')[1]);
@@ -432,7 +541,10 @@ test('setChildSubreaper round-trips, and an orphaned grandchild is re-parented t
   assert.equal(out.off, false);
 });
 
-test('waitid without WNOHANG on a process that is not our child fails with ECHILD at once', () => {
-  assert.throws(() => procpin.waitid(C.P_PID, 1, C.WEXITED | C.WNOWAIT), (e) => e.code === 'ECHILD' && e.pid === 1);
+test('waitid without WNOHANG on a process that is not our child fails with ECHILD at once [L1.waitid.info]', () => {
+  assert.throws(
+    () => procpin.waitid(C.P_PID, 1, C.WEXITED | C.WNOWAIT),
+    (e) => e.code === 'ECHILD' && e.pid === 1,
+  );
   assert.equal(procState(process.pid), 'R');
 });

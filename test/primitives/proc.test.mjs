@@ -16,7 +16,7 @@ const { readProcStat } = require('../../dist/proc.js');
 /** Fields 22 (starttime) of the file, for comparison. */
 const startTimeOf = (pid) => Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ').pop().split(' ')[19]);
 
-test('readProcStat gives the state, parent, group, session and start time /proc/PID/stat shows', () => {
+test('readProcStat gives the state, parent, group, session and start time /proc/PID/stat shows [A.one-reader]', () => {
   const st = readProcStat(process.pid);
   const file = procStat(process.pid);
   assert.deepEqual(st, {
@@ -29,7 +29,7 @@ test('readProcStat gives the state, parent, group, session and start time /proc/
   assert.equal(st.state, 'R');
 });
 
-test('readProcStat reads a command name holding spaces and ") (" up to its last parenthesis', async (t) => {
+test('readProcStat reads a command name holding spaces and ") (" up to its last parenthesis [A.one-reader]', async (t) => {
   const dir = tmpDir('procpin-procstat-');
   t.after(() => dir[Symbol.dispose]());
   const odd = join(dir.path, 'a) (b c) Z');
@@ -47,7 +47,7 @@ test('readProcStat reads a command name holding spaces and ") (" up to its last 
   assert.equal(st.startTime, startTimeOf(c.pid));
 });
 
-test('readProcStat shows a stopped process as T, a zombie as Z, and null once it is reaped', async () => {
+test('readProcStat shows a stopped process as T, a zombie as Z, and null once it is reaped [A.one-reader]', async () => {
   const c = spawn('sleep', ['30'], { stdio: 'ignore' });
   await waitFor(() => procState(c.pid) === 'S', { what: 'sleeping' });
   c.kill('SIGSTOP');
@@ -81,7 +81,7 @@ test('readProcStat shows a stopped process as T, a zombie as Z, and null once it
   }
 });
 
-test('readProcStat refuses a pid that is not a positive int32 with a Node-shaped error', () => {
+test('readProcStat refuses a pid that is not a positive int32 with a Node-shaped error [C.args.refused-first]', () => {
   for (const bad of [0, -1, 1.5, 2 ** 31, NaN]) {
     assert.throws(() => readProcStat(bad), { code: 'ERR_OUT_OF_RANGE' }, String(bad));
   }

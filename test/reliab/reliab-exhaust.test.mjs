@@ -14,25 +14,37 @@ const ready = typeof procpin.spawnGroup === 'function' && typeof procpin.sweep =
 const script = join(root, 'test', 'fixtures', 'reliab-exhaust.mjs');
 const pkgPath = join(root, 'dist', 'index.js');
 
-test('with the descriptor table full, spawn, sweep, claim and group cleanup fail clearly or succeed, and leak nothing', async (t) => {
+test('with the descriptor table full, spawn, sweep, claim and group cleanup fail clearly or succeed, and leak nothing [L3b.sweep.report]', async (t) => {
   if (!need(t, ready, 'spawn, spawnGroup and sweep are not built yet')) return;
   const dir = tmpDir('procpin-emfile-');
   t.after(() => dir[Symbol.dispose]());
-  const r = await runCmd('prlimit', ['--nofile=128:128', process.execPath, script, pkgPath, 'emfile', dir.path], { timeout: 120000 });
+  const r = await runCmd('prlimit', ['--nofile=128:128', process.execPath, script, pkgPath, 'emfile', dir.path], {
+    timeout: 120000,
+  });
   assert.equal(r.signal, null, r.stderr);
   assert.equal(r.code, 0, r.stderr);
   const out = JSON.parse(r.stdout.trim().split('\n').pop());
   t.diagnostic(out.findings.join('; '));
   assert.deepEqual(out.problems, []);
   // The table really was full: the first attempts failed with EMFILE, later ones succeeded.
-  assert.ok(out.findings.some((f) => /^spawn pipes k=0: EMFILE$/.test(f)), out.findings.join('\n'));
-  assert.ok(out.findings.some((f) => /^spawn pipes k=8: ok$/.test(f)), out.findings.join('\n'));
-  assert.ok(out.findings.some((f) => /^sweep k=0: EMFILE/.test(f)), out.findings.join('\n'));
+  assert.ok(
+    out.findings.some((f) => /^spawn pipes k=0: EMFILE$/.test(f)),
+    out.findings.join('\n'),
+  );
+  assert.ok(
+    out.findings.some((f) => /^spawn pipes k=8: ok$/.test(f)),
+    out.findings.join('\n'),
+  );
+  assert.ok(
+    out.findings.some((f) => /^sweep k=0: EMFILE/.test(f)),
+    out.findings.join('\n'),
+  );
 });
 
-test('at a pid limit, spawn gets EAGAIN and leaks nothing, and a group that fills the limit is still killed', async (t) => {
+test('at a pid limit, spawn gets EAGAIN and leaks nothing, and a group that fills the limit is still killed [L3a.final-sigkill]', async (t) => {
   if (!need(t, ready, 'spawn, spawnGroup and sweep are not built yet')) return;
-  if (!need(t, isRoot && existsSync('/sys/fs/cgroup/pids/cgroup.procs'), 'needs root and the pids cgroup controller')) return;
+  if (!need(t, isRoot && existsSync('/sys/fs/cgroup/pids/cgroup.procs'), 'needs root and the pids cgroup controller'))
+    return;
   const dir = tmpDir('procpin-eagain-');
   t.after(() => dir[Symbol.dispose]());
   const r = await runCmd(process.execPath, [script, pkgPath, 'eagain', dir.path], { timeout: 120000 });

@@ -13,33 +13,51 @@ const hasSpawn = typeof procpin.spawn === 'function' && typeof procpin.spawnGrou
 const hasSweep = typeof procpin.sweep === 'function' && typeof procpin.claim === 'function';
 const CALLS = Number(process.env.PROCPIN_FUZZ_CALLS) || (STRESS ? 1_000_000 : 100_000);
 
-test(`${CALLS} calls with arbitrary values over every export: no crash, no hang, no descriptor or process left`, { timeout: 600_000 }, async (t) => {
-  if (!need(t, canPidNs, 'needs root and unshare --pid (a random pid must name only our own processes)')) return;
-  const dir = tmpDir('procpin-fuzz-');
-  t.after(() => dir[Symbol.dispose]());
-  const seed = Number(process.env.PROCPIN_FUZZ_SEED) || Date.now() % 1_000_000;
-  const r = await runCmd(
-    'unshare',
-    ['--pid', '--fork', '--mount-proc', '--kill-child', process.execPath, join(root, 'test', 'fixtures', 'reliab-fuzz.mjs'), join(root, 'dist', 'index.js'), dir.path, String(CALLS), String(seed)],
-    { timeout: 590_000 },
-  );
-  let last = '';
-  try {
-    last = readFileSync(join(dir.path, 'current'), 'utf8').split('\n')[0];
-  } catch {}
-  assert.equal(r.signal, null, `the fuzz process died by ${r.signal} (seed ${seed}) during: ${last}\n${r.stderr}`);
-  assert.equal(r.code, 0, `exit ${r.code} (seed ${seed}) during: ${last}\n${r.stderr}`);
-  const out = JSON.parse(readFileSync(join(dir.path, 'result.json'), 'utf8'));
-  t.diagnostic(`seed ${seed}: ${out.calls} calls in ${out.ms} ms over ${Object.keys(out.byExport).length} exports and methods; outcomes ${JSON.stringify(out.codes)}`);
-  assert.equal(out.calls, CALLS);
-  assert.deepEqual(out.problems, [], `${out.problemCount} problems`);
-  if (out.fdsMid !== out.fdsBefore) t.diagnostic(`descriptors after the first half: ${out.fdsMid} (before: ${out.fdsBefore})`);
-  assert.equal(out.fdsAfter, out.fdsMid, `descriptors leaked in the second half: ${out.leaked?.join('; ')}`);
-  assert.deepEqual(out.leftovers, [], 'processes left running');
-  // The whole surface was reached, not only Layer 1.
-  if (hasSpawn) for (const k of ['spawn', 'spawnGroup', 'openProcess']) assert.ok(out.byExport[k] > 0, k);
-  if (hasSweep) for (const k of ['sweep', 'claim', 'claimPidfile']) assert.ok(out.byExport[k] > 0, k);
-});
+test(
+  `${CALLS} calls with arbitrary values over every export: no crash, no hang, no descriptor or process left [C.no-crash]`,
+  { timeout: 600_000 },
+  async (t) => {
+    if (!need(t, canPidNs, 'needs root and unshare --pid (a random pid must name only our own processes)')) return;
+    const dir = tmpDir('procpin-fuzz-');
+    t.after(() => dir[Symbol.dispose]());
+    const seed = Number(process.env.PROCPIN_FUZZ_SEED) || Date.now() % 1_000_000;
+    const r = await runCmd(
+      'unshare',
+      [
+        '--pid',
+        '--fork',
+        '--mount-proc',
+        '--kill-child',
+        process.execPath,
+        join(root, 'test', 'fixtures', 'reliab-fuzz.mjs'),
+        join(root, 'dist', 'index.js'),
+        dir.path,
+        String(CALLS),
+        String(seed),
+      ],
+      { timeout: 590_000 },
+    );
+    let last = '';
+    try {
+      last = readFileSync(join(dir.path, 'current'), 'utf8').split('\n')[0];
+    } catch {}
+    assert.equal(r.signal, null, `the fuzz process died by ${r.signal} (seed ${seed}) during: ${last}\n${r.stderr}`);
+    assert.equal(r.code, 0, `exit ${r.code} (seed ${seed}) during: ${last}\n${r.stderr}`);
+    const out = JSON.parse(readFileSync(join(dir.path, 'result.json'), 'utf8'));
+    t.diagnostic(
+      `seed ${seed}: ${out.calls} calls in ${out.ms} ms over ${Object.keys(out.byExport).length} exports and methods; outcomes ${JSON.stringify(out.codes)}`,
+    );
+    assert.equal(out.calls, CALLS);
+    assert.deepEqual(out.problems, [], `${out.problemCount} problems`);
+    if (out.fdsMid !== out.fdsBefore)
+      t.diagnostic(`descriptors after the first half: ${out.fdsMid} (before: ${out.fdsBefore})`);
+    assert.equal(out.fdsAfter, out.fdsMid, `descriptors leaked in the second half: ${out.leaked?.join('; ')}`);
+    assert.deepEqual(out.leftovers, [], 'processes left running');
+    // The whole surface was reached, not only Layer 1.
+    if (hasSpawn) for (const k of ['spawn', 'spawnGroup', 'openProcess']) assert.ok(out.byExport[k] > 0, k);
+    if (hasSweep) for (const k of ['sweep', 'claim', 'claimPidfile']) assert.ok(out.byExport[k] > 0, k);
+  },
+);
 
 function rejectsNul(t, what, fn) {
   return assert.rejects(
@@ -53,10 +71,13 @@ function rejectsNul(t, what, fn) {
   );
 }
 
-test('NUL bytes in file, args, env, cwd and argv0 give ERR_INVALID_ARG_VALUE before anything starts', async (t) => {
+test('NUL bytes in file, args, env, cwd and argv0 give ERR_INVALID_ARG_VALUE before anything starts [C.args.refused-first]', async (t) => {
   if (!need(t, hasSpawn, 'spawn and spawnGroup are not built yet')) return;
   const fds = openFds();
-  for (const [name, s] of [['spawn', procpin.spawn], ['spawnGroup', procpin.spawnGroup]]) {
+  for (const [name, s] of [
+    ['spawn', procpin.spawn],
+    ['spawnGroup', procpin.spawnGroup],
+  ]) {
     const cases = {
       file: () => s('tr\0ue'),
       'an argument': () => s('true', ['a', 'b\0c']),
@@ -73,7 +94,7 @@ test('NUL bytes in file, args, env, cwd and argv0 give ERR_INVALID_ARG_VALUE bef
   assert.deepEqual(openFds(), fds);
 });
 
-test('NUL bytes in a sweep or claim path or prefix are refused with ERR_INVALID_ARG_VALUE', async (t) => {
+test('NUL bytes in a sweep or claim path or prefix are refused with ERR_INVALID_ARG_VALUE [C.args.refused-first]', async (t) => {
   if (!need(t, hasSweep, 'sweep and claim are not built yet')) return;
   const dir = tmpDir('procpin-nul-');
   t.after(() => dir[Symbol.dispose]());
@@ -101,7 +122,7 @@ function assertE2big(fn, what) {
   return err;
 }
 
-test('argv and env over the kernel limit give E2BIG, leave no zombie and no descriptor', async (t) => {
+test('argv and env over the kernel limit give E2BIG, leave no zombie and no descriptor [L2.spawn.fail]', async (t) => {
   if (!need(t, hasSpawn, 'spawn is not built yet')) return;
   const before = zombieChildren();
   // One string over MAX_ARG_STRLEN (32 pages = 128 KiB).
@@ -118,25 +139,31 @@ test('argv and env over the kernel limit give E2BIG, leave no zombie and no desc
 function zombieChildren() {
   const out = [];
   const me = String(process.pid);
-  for (const line of readFileSync('/proc/self/task/' + me + '/children', 'utf8').split(' ').filter(Boolean)) {
+  for (const line of readFileSync('/proc/self/task/' + me + '/children', 'utf8')
+    .split(' ')
+    .filter(Boolean)) {
     if (isGone(Number(line))) out.push(Number(line));
   }
   return out;
 }
 
-test('claim with mode -0 is accepted or refused, never aborts the process (found by the fuzz)', async (t) => {
+test('claim with mode -0 is accepted or refused, never aborts the process (found by the fuzz) [C.no-crash]', async (t) => {
   if (!need(t, hasSweep, 'claim is not built yet')) return;
   const dir = tmpDir('procpin-mode-');
   t.after(() => dir[Symbol.dispose]());
   // -0 passes an integer check but is not an Int32 to V8: FileHandle.chmod(-0) hits a C++
   // assertion in Node and aborts. procpin must normalise it before it reaches fs.
-  const r = await runCmd(process.execPath, [
-    '--input-type=module',
-    '-e',
-    `import { claim } from ${JSON.stringify(join(root, 'dist', 'index.js'))};
+  const r = await runCmd(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      `import { claim } from ${JSON.stringify(join(root, 'dist', 'index.js'))};
      try { const c = await claim(process.argv[1], 'p-', { kind: 'file', mode: -0 }); await c.release(); } catch (e) { if (!(e instanceof Error)) throw e; }`,
-    dir.path,
-  ], { timeout: 60000 });
+      dir.path,
+    ],
+    { timeout: 60000 },
+  );
   assert.equal(r.signal, null, r.stderr);
   assert.equal(r.code, 0, r.stderr);
 });
@@ -145,7 +172,7 @@ test('claim with mode -0 is accepted or refused, never aborts the process (found
 // and release() closed it: `new Pidfile(path, 9).release()` closed one of libuv's own epoll
 // descriptors and the process died by SIGSEGV / abort in uv__io_poll. They now refuse outside
 // construction with a module-private token, as Child and ProcessHandle do.
-test('exported classes built by a caller never close a descriptor they do not own', async (t) => {
+test('exported classes built by a caller never close a descriptor they do not own [C.no-crash]', async (t) => {
   if (!need(t, hasSweep, 'sweep is not built yet')) return;
   for (const [name, C] of Object.entries(procpin)) {
     if (typeof C !== 'function' || !C.prototype || Object.getOwnPropertyNames(C.prototype).length < 2) continue;
@@ -160,7 +187,10 @@ test('exported classes built by a caller never close a descriptor they do not ow
           await obj?.[m]?.();
         } catch {}
       }
-      assert.doesNotThrow(() => fstatSync(fd), `new ${name}(…, fd) then release/close closed a descriptor it did not open`);
+      assert.doesNotThrow(
+        () => fstatSync(fd),
+        `new ${name}(…, fd) then release/close closed a descriptor it did not open`,
+      );
     } finally {
       try {
         closeSync(fd);

@@ -30,7 +30,19 @@ async function inNamespace(env, names = [], wrapper = []) {
   try {
     r = await runCmd(
       'unshare',
-      ['--pid', '--fork', '--mount-proc', '--kill-child', ...wrapper, process.execPath, script, pkgPath, bin, dir.path, ...names],
+      [
+        '--pid',
+        '--fork',
+        '--mount-proc',
+        '--kill-child',
+        ...wrapper,
+        process.execPath,
+        script,
+        pkgPath,
+        bin,
+        dir.path,
+        ...names,
+      ],
       // A sanitizer run starts every process far more slowly.
       { env, timeout: process.env.PROCPIN_SANITIZED ? 240000 : 60000 },
     );
@@ -39,7 +51,7 @@ async function inNamespace(env, names = [], wrapper = []) {
   }
   const lines = r.stdout.split('\n').filter((l) => l.startsWith('{'));
   const out = Object.fromEntries(lines.map((l) => JSON.parse(l)).map((o) => [o.name, o]));
-  assert.equal(r.code, 0, `namespace run failed: ${r.stderr}\n${lines.map((l) => JSON.parse(l).name).join(",")}`);
+  assert.equal(r.code, 0, `namespace run failed: ${r.stderr}\n${lines.map((l) => JSON.parse(l).name).join(',')}`);
   return out;
 }
 
@@ -50,87 +62,99 @@ function assertNoStrangerSignalled(o) {
   assert.equal(o.control, true, 'the stranger did not record the control signal: the test proves nothing');
 }
 
-test('old kernel without pidfds (seccomp): a child reaped by a foreign wait whose number a stranger took is reported lost, and the stranger gets nothing', {
-  timeout: 120000,
-  todo: 'open: exited can stay pending on this path',
-}, async (t) => {
-  if (!need(t, canPidNs && ready && oldKernel, 'needs root, unshare --pid and the seccomp wrapper')) return;
-  const out = await inNamespace({}, ['foreign-reap-child'], [oldKernel]);
-  const lostChild = out['foreign-reap-child'];
-  assertNoStrangerSignalled(lostChild);
-  const lost = 'ERR_PROCPIN_CHILD_LOST';
-  assert.deepEqual(lostChild.returned, [false, false, false, lost, lost, lost], 'a foreign reap is reported as lost');
-});
+test(
+  'old kernel without pidfds (seccomp): a child reaped by a foreign wait whose number a stranger took is reported lost, and the stranger gets nothing [K.no-pidfd]',
+  {
+    timeout: 120000,
+    todo: 'open: exited can stay pending on this path',
+  },
+  async (t) => {
+    if (!need(t, canPidNs && ready && oldKernel, 'needs root, unshare --pid and the seccomp wrapper')) return;
+    const out = await inNamespace({}, ['foreign-reap-child'], [oldKernel]);
+    const lostChild = out['foreign-reap-child'];
+    assertNoStrangerSignalled(lostChild);
+    const lost = 'ERR_PROCPIN_CHILD_LOST';
+    assert.deepEqual(lostChild.returned, [false, false, false, lost, lost, lost], 'a foreign reap is reported as lost');
+  },
+);
 
 function suite(label, env, old = false) {
-  test(`${label}: a stranger that took a released number never receives a procpin signal`, { timeout: 600000 }, async (t) => {
-    if (!need(t, canPidNs, 'needs root and unshare --pid')) return;
-    if (!need(t, ready, 'spawn and spawnGroup are not built yet')) return;
-    if (old && !need(t, oldKernel, 'the seccomp old-kernel wrapper (test/oldkernel.mjs)')) return;
-    const rounds = runs(1, 5);
-    for (let round = 0; round < rounds; round++) {
-      // Without pidfds the foreign-reap-child scenario can leave `exited` pending (open: the
-      // todo test below); every other scenario runs on that path too.
-      const out = await inNamespace(env, old ? ['!foreign-reap-child'] : [], old ? [oldKernel] : []);
-      const child = out['child-kill-after-reap'];
-      assertNoStrangerSignalled(child);
-      // Child.kill after reap returns false each time; the handle's kill throws ESRCH or says false.
-      assert.deepEqual(child.returned.slice(0, 5), [false, false, false, false, false]);
-      const handleOk = old ? ['ENOSYS'] : [false, 'ESRCH'];
-      for (const r of child.returned.slice(5)) assert.ok(handleOk.includes(r), `ProcessHandle.kill gave ${r}`);
+  test(
+    `${label}: a stranger that took a released number never receives a procpin signal [F.stranger.never]`,
+    { timeout: 600000 },
+    async (t) => {
+      if (!need(t, canPidNs, 'needs root and unshare --pid')) return;
+      if (!need(t, ready, 'spawn and spawnGroup are not built yet')) return;
+      if (old && !need(t, oldKernel, 'the seccomp old-kernel wrapper (test/oldkernel.mjs)')) return;
+      const rounds = runs(1, 5);
+      for (let round = 0; round < rounds; round++) {
+        // Without pidfds the foreign-reap-child scenario can leave `exited` pending (open: the
+        // todo test below); every other scenario runs on that path too.
+        const out = await inNamespace(env, old ? ['!foreign-reap-child'] : [], old ? [oldKernel] : []);
+        const child = out['child-kill-after-reap'];
+        assertNoStrangerSignalled(child);
+        // Child.kill after reap returns false each time; the handle's kill throws ESRCH or says false.
+        assert.deepEqual(child.returned.slice(0, 5), [false, false, false, false, false]);
+        const handleOk = old ? ['ENOSYS'] : [false, 'ESRCH'];
+        for (const r of child.returned.slice(5)) assert.ok(handleOk.includes(r), `ProcessHandle.kill gave ${r}`);
 
-      const reserved = out['reserved-number-cannot-be-taken'];
-      assert.equal(reserved.error, undefined, reserved.error);
-      assert.equal(reserved.took, false, 'a stranger took the number of an unreaped leader');
+        const reserved = out['reserved-number-cannot-be-taken'];
+        assert.equal(reserved.error, undefined, reserved.error);
+        assert.equal(reserved.took, false, 'a stranger took the number of an unreaped leader');
 
-      const sig = out['group-signal-after-release'];
-      assertNoStrangerSignalled(sig);
-      assert.deepEqual(sig.returned, [false, false, false, false, false, true, 'released']);
+        const sig = out['group-signal-after-release'];
+        assertNoStrangerSignalled(sig);
+        assert.deepEqual(sig.returned, [false, false, false, false, false, true, 'released']);
 
-      const ex = out['group-exit-then-signal'];
-      assertNoStrangerSignalled(ex);
-      assert.deepEqual(ex.returned, [false, false, false]);
+        const ex = out['group-exit-then-signal'];
+        assertNoStrangerSignalled(ex);
+        assert.deepEqual(ex.returned, [false, false, false]);
 
-      const to = out['timeout-fires-late'];
-      assertNoStrangerSignalled(to);
-      assert.deepEqual(to.returned, [false, true], 'the stranger was in place before the deadline; not timed out');
+        const to = out['timeout-fires-late'];
+        assertNoStrangerSignalled(to);
+        assert.deepEqual(to.returned, [false, true], 'the stranger was in place before the deadline; not timed out');
 
-      const ab = out['abort-fires-late'];
-      assertNoStrangerSignalled(ab);
-      assert.deepEqual(ab.returned, [false]);
+        const ab = out['abort-fires-late'];
+        assertNoStrangerSignalled(ab);
+        assert.deepEqual(ab.returned, [false]);
 
-      const lost = 'ERR_PROCPIN_CHILD_LOST';
-      if (!old) {
-        const lostChild = out['foreign-reap-child'];
-        assertNoStrangerSignalled(lostChild);
-        assert.deepEqual(lostChild.returned, [false, false, false, lost, lost, lost], 'a foreign reap is reported as lost');
+        const lost = 'ERR_PROCPIN_CHILD_LOST';
+        if (!old) {
+          const lostChild = out['foreign-reap-child'];
+          assertNoStrangerSignalled(lostChild);
+          assert.deepEqual(
+            lostChild.returned,
+            [false, false, false, lost, lost, lost],
+            'a foreign reap is reported as lost',
+          );
+        }
+
+        const reused = out['foreign-reap-group-reused'];
+        assertNoStrangerSignalled(reused);
+        assert.deepEqual(reused.returned, [false, false, lost, false]);
+
+        const member = out['foreign-reap-group-member'];
+        assertNoStrangerSignalled(member);
+        assert.equal(member.closed, lost, 'closed rejects with the loss, never a normal-looking result');
+        assert.deepEqual(member.returned, [false, lost]);
+        // Through the leader's pidfd (Linux 6.9+) the members still die; by number nothing is sent.
+        const viaPidfd = !old && env.PROCPIN_NO_PIDFD_GROUP !== '1' && procpin.groupSignalsUsePidfd();
+        assert.equal(member.memberKilled, viaPidfd, 'members of a lost leader killed only through its pidfd');
+
+        const wrap = out['natural-wrap'];
+        assertNoStrangerSignalled(wrap);
+        assert.deepEqual(wrap.returned, [false, false, false]);
+        if (round === 0) t.diagnostic(`natural wrap: the released number came round after ${wrap.tries} strangers`);
       }
-
-      const reused = out['foreign-reap-group-reused'];
-      assertNoStrangerSignalled(reused);
-      assert.deepEqual(reused.returned, [false, false, lost, false]);
-
-      const member = out['foreign-reap-group-member'];
-      assertNoStrangerSignalled(member);
-      assert.equal(member.closed, lost, 'closed rejects with the loss, never a normal-looking result');
-      assert.deepEqual(member.returned, [false, lost]);
-      // Through the leader's pidfd (Linux 6.9+) the members still die; by number nothing is sent.
-      const viaPidfd = !old && env.PROCPIN_NO_PIDFD_GROUP !== '1' && procpin.groupSignalsUsePidfd();
-      assert.equal(member.memberKilled, viaPidfd, 'members of a lost leader killed only through its pidfd');
-
-      const wrap = out['natural-wrap'];
-      assertNoStrangerSignalled(wrap);
-      assert.deepEqual(wrap.returned, [false, false, false]);
-      if (round === 0) t.diagnostic(`natural wrap: the released number came round after ${wrap.tries} strangers`);
-    }
-  });
+    },
+  );
 }
 
 suite('pidfd group signals', {});
 suite('kill(-pgid) fallback', { PROCPIN_NO_PIDFD_GROUP: '1' });
 suite('old kernel without pidfds (seccomp)', {}, true);
 
-test('the pid-reuse runner detects a stranger that is signalled (the test can fail)', async (t) => {
+test('the pid-reuse runner detects a stranger that is signalled (the test can fail) [F.stranger.never]', async (t) => {
   if (!need(t, canPidNs, 'needs root and unshare --pid')) return;
   const dir = tmpDir('procpin-reuse-');
   t.after(() => dir[Symbol.dispose]());
@@ -146,11 +170,15 @@ test('the pid-reuse runner detects a stranger that is signalled (the test can fa
     while (!readFileSync(log, 'utf8') && Date.now() < end) await new Promise((r) => setTimeout(r, 2));
     console.log(r.stdout.trim() + '|' + readFileSync(log, 'utf8').trim());
     process.exit(0);`;
-  const r = await runCmd('unshare', ['--pid', '--fork', '--mount-proc', '--kill-child', process.execPath, '--input-type=module', '-e', code], { timeout: 60000 });
+  const r = await runCmd(
+    'unshare',
+    ['--pid', '--fork', '--mount-proc', '--kill-child', process.execPath, '--input-type=module', '-e', code],
+    { timeout: 60000 },
+  );
   assert.match(r.stdout, /^ready 777 777\|15 1 0$/m, r.stdout + r.stderr);
 });
 
 if (CI) {
   // CI must not pass silently when the namespace cannot be made.
-  test('pid namespaces are available for the pid-reuse tests', () => assert.ok(canPidNs));
+  test('pid namespaces are available for the pid-reuse tests [K.pidns]', () => assert.ok(canPidNs));
 }

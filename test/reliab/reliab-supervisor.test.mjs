@@ -12,7 +12,7 @@ import { isGone, liveMembers, need, pkg, procStat, tmpDir, waitFor } from '../he
 
 const ready = typeof procpin.spawnGroup === 'function';
 
-test("a SIGKILLed supervisor's group leader dies by the parent-death signal within 2 s; its children are left", async (t) => {
+test("a SIGKILLed supervisor's group leader dies by the parent-death signal within 2 s; its children are left [L3a.end.sigkill]", async (t) => {
   if (!need(t, ready, 'spawnGroup is not built yet')) return;
   const dir = tmpDir('procpin-sup-');
   t.after(() => dir[Symbol.dispose]());
@@ -25,7 +25,9 @@ test("a SIGKILLed supervisor's group leader dies by the parent-death signal with
     while (!existsSync(${JSON.stringify(out)} + '.kid') && Date.now() < end) await new Promise((r) => setTimeout(r, 2));
     writeFileSync(${JSON.stringify(out)}, JSON.stringify({ leader: g.pid }));
     setInterval(() => {}, 1000);`;
-  const sup = cpSpawn(process.execPath, ['--input-type=module', '-e', code], { stdio: ['ignore', 'inherit', 'inherit'] });
+  const sup = cpSpawn(process.execPath, ['--input-type=module', '-e', code], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
   let leader;
   let pgid;
   try {
@@ -47,7 +49,11 @@ test("a SIGKILLed supervisor's group leader dies by the parent-death signal with
 
     const t0 = performance.now();
     sup.kill('SIGKILL');
-    await waitFor(() => isGone(leader), { timeout: 2000, interval: 1, what: 'the leader to die by its parent-death signal' });
+    await waitFor(() => isGone(leader), {
+      timeout: 2000,
+      interval: 1,
+      what: 'the leader to die by its parent-death signal',
+    });
     const leaderMs = performance.now() - t0;
 
     // The leader's children: no parent-death signal reaches them (it is per process, set by

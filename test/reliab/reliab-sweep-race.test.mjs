@@ -35,7 +35,7 @@ function outsideIntact(outside) {
   );
 }
 
-test('an entry flipped between a directory and a symlink while sweeps run never takes anything outside', async (t) => {
+test('an entry flipped between a directory and a symlink while sweeps run never takes anything outside [L3b.sweep.replaced]', async (t) => {
   if (!need(t, ready, 'sweep is not built yet')) return;
   const tmp = tmpDir('procpin-flip-');
   t.after(() => tmp[Symbol.dispose]());
@@ -102,13 +102,15 @@ test('an entry flipped between a directory and a symlink while sweeps run never 
   assert.equal(r.code, 0, r.stderr);
   assert.ok(outsideIntact(outside));
   const [flips, attempts] = r.stdout.trim().split(' ').map(Number);
-  t.diagnostic(`${sweeps} sweeps against ${flips} complete flips (${attempts} attempts, the rest cut short by the sweeper): ${removed} real directories removed, symlink kept in ${symlinkKept.n} sweeps; outside intact`);
+  t.diagnostic(
+    `${sweeps} sweeps against ${flips} complete flips (${attempts} attempts, the rest cut short by the sweeper): ${removed} real directories removed, symlink kept in ${symlinkKept.n} sweeps; outside intact`,
+  );
   // The race was real: the sweeper saw both shapes.
   assert.ok(removed > 0 && symlinkKept.n > 0, `removed ${removed}, symlink seen ${symlinkKept.n}`);
   assert.ok(flips > 10, `only ${flips} complete flips`);
 });
 
-test('claimants and two sweepers racing on one prefix: no live entry is ever removed', async (t) => {
+test('claimants and two sweepers racing on one prefix: no live entry is ever removed [L3b.sweep.race]', async (t) => {
   if (!need(t, ready, 'sweep and claim are not built yet')) return;
   const tmp = tmpDir('procpin-claimrace-');
   t.after(() => tmp[Symbol.dispose]());
@@ -176,20 +178,23 @@ test('claimants and two sweepers racing on one prefix: no live entry is ever rem
   for (const r of results) assert.equal(r.code, 0, r.stderr);
   const [c1, c2, c3, s1, s2] = results.map((r) => JSON.parse(r.stdout.trim().split('\n').pop()));
   const claims = c1.claims + c2.claims + c3.claims;
-  t.diagnostic(`${claims} claims against ${s1.sweeps + s2.sweeps} concurrent sweeps (which removed ${s1.removed + s2.removed} dead entries): ${c1.lost + c2.lost + c3.lost} live entries lost`);
+  t.diagnostic(
+    `${claims} claims against ${s1.sweeps + s2.sweeps} concurrent sweeps (which removed ${s1.removed + s2.removed} dead entries): ${c1.lost + c2.lost + c3.lost} live entries lost`,
+  );
   for (const c of [c1, c2, c3]) {
     assert.equal(c.lost, 0, 'a claimed entry vanished while its owner held it');
     assert.equal(c.plain, true, "an entry named with a live owner's pid was removed");
   }
   // Errors of one sweeper over an entry the other removed are the next test's subject.
-  if (s1.errors + s2.errors) t.diagnostic(`sweepers reported ${s1.errors + s2.errors} errors: ${[...s1.samples, ...s2.samples].join('; ')}`);
+  if (s1.errors + s2.errors)
+    t.diagnostic(`sweepers reported ${s1.errors + s2.errors} errors: ${[...s1.samples, ...s2.samples].join('; ')}`);
   assert.ok(s1.removed + s2.removed > 0, 'the sweepers removed nothing: the race was not exercised');
 });
 
 // Found here: the second sweeper used to report an entry the first removed meanwhile as 'error'
 // (ENOENT from getdents64 on the removed directory) or 'replaced'; a vanished candidate belongs
 // in neither list.
-test('two sweepers over the same dead entries remove each exactly once', async (t) => {
+test('two sweepers over the same dead entries remove each exactly once [L3b.sweep.race]', async (t) => {
   if (!need(t, ready, 'sweep is not built yet')) return;
   const tmp = tmpDir('procpin-twosweep-');
   t.after(() => tmp[Symbol.dispose]());

@@ -16,7 +16,7 @@ function worker(code) {
   return new Worker(`import(${pkg}).then(async (procpin) => { ${code} })`, { eval: true });
 }
 
-test('a Worker terminated while it waits for a child and a flock leaves no descriptor and no crash', async (t) => {
+test('a Worker terminated while it waits for a child and a flock leaves no descriptor and no crash [L2.worker]', async (t) => {
   if (!need(t, hasSpawn, 'spawn is not built yet')) return;
   const dir = tmpDir('procpin-teardown-');
   t.after(() => dir[Symbol.dispose]());
@@ -55,13 +55,18 @@ test('a Worker terminated while it waits for a child and a flock leaves no descr
       process.kill(pids[i], 'SIGKILL');
     } catch {}
   }
-  await waitFor(() => openFds().join() === before.join(), { timeout: 3000, what: 'descriptors back to where they were' }).catch(() => {});
-  const extra = openFds().filter((f) => !before.includes(f)).map((f) => `${f} -> ${fdTarget(f)}`);
+  await waitFor(() => openFds().join() === before.join(), {
+    timeout: 3000,
+    what: 'descriptors back to where they were',
+  }).catch(() => {});
+  const extra = openFds()
+    .filter((f) => !before.includes(f))
+    .map((f) => `${f} -> ${fdTarget(f)}`);
   assert.deepEqual(extra, [], 'descriptors left by terminated Workers');
   closeSync(held);
 });
 
-test('a process that exits with children, exit waits and a flock wait pending exits cleanly', async (t) => {
+test('a process that exits with children, exit waits and a flock wait pending exits cleanly [L2.worker]', async (t) => {
   if (!need(t, hasSpawn, 'spawn is not built yet')) return;
   const dir = tmpDir('procpin-exit-');
   t.after(() => dir[Symbol.dispose]());
@@ -93,6 +98,9 @@ test('a process that exits with children, exit waits and a flock wait pending ex
     assert.ok(r.code === 0 || r.signal === 'SIGTERM', `${how}: ${r.code} ${r.signal} ${r.stderr}`);
     assert.doesNotMatch(r.stderr, /Assertion|Segmentation|abort|FATAL/i, how);
     const [cpid, gpid] = JSON.parse(r.stdout.trim().split('\n')[0]);
-    await waitFor(() => isGone(cpid) && isGone(gpid), { timeout: 3000, what: `${how}: children gone by the parent-death signal` });
+    await waitFor(() => isGone(cpid) && isGone(gpid), {
+      timeout: 3000,
+      what: `${how}: children gone by the parent-death signal`,
+    });
   }
 });

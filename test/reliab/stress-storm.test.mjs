@@ -83,7 +83,7 @@ for (const kind of ['stop', 'exit']) {
   });
 }
 
-test('the same storm survives a group SIGTERM alone (the survivor count can fail)', async () => {
+test('the same storm survives a group SIGTERM alone (the survivor count can fail) [L3a.final-sigkill]', async () => {
   const forker = cfixture('forker');
   const dir = tmpDir('procpin-storm-');
   const flag = join(dir.path, 'ready');

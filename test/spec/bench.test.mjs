@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { root } from '../helpers.mjs';
 
-test('the quick benchmark run completes and reports rows for every benchmark', () => {
+test('the quick benchmark run completes and reports rows for every benchmark [P.bench]', () => {
   const r = spawnSync(process.execPath, [join(root, 'bench', 'index.mjs'), '--quick', '--json'], {
     encoding: 'utf8',
     timeout: 120_000,

@@ -25,7 +25,7 @@ const includes = (file) =>
 const jsHeaders =
   /^(napi(-inl)?\.h|node_api(_types)?\.h|js_native_api(_types)?\.h|node(_version)?\.h|v8.*\.h|uv\.h|uv\/.*)$/;
 
-test('no file under native/core/ includes N-API, node-addon-api, libuv, the glue or a project header outside native/core/', () => {
+test('no file under native/core/ includes N-API, node-addon-api, libuv, the glue or a project header outside native/core/ [A.core.no-js]', () => {
   const bad = [];
   for (const file of filesUnder(core)) {
     const rel = relative(root, file);
@@ -44,7 +44,7 @@ test('no file under native/core/ includes N-API, node-addon-api, libuv, the glue
   assert.deepEqual(bad, []);
 });
 
-test('every source under native/core/ has its own header beside it, the core halves of the scan and the terminal among them', () => {
+test('every source under native/core/ has its own header beside it, the core halves of the scan and the terminal among them [A.core.no-js]', () => {
   const sources = filesUnder(core).filter((f) => f.endsWith('.cc'));
   const names = sources.map((f) => relative(core, f).replace(/\.cc$/, ''));
   for (const n of ['sys', 'spawn', 'sweep', 'scan', 'tty', 'proc', 'dir'])
@@ -65,7 +65,7 @@ test('every source under native/core/ has its own header beside it, the core hal
   }
 });
 
-test('one reader each: getdents64 records are declared once (native/core/dir.h), /proc/PID/stat is opened only by native/core/proc.cc', () => {
+test('one reader each: getdents64 records are declared once (native/core/dir.h), /proc/PID/stat is opened only by native/core/proc.cc [A.one-reader]', () => {
   const all = filesUnder(native);
   const dirents = all
     .filter((f) => /struct\s+\w*Dirent64\s*\{/.test(readFileSync(f, 'utf8')))
@@ -78,7 +78,7 @@ test('one reader each: getdents64 records are declared once (native/core/dir.h),
   assert.deepEqual(statReaders, ['native/core/proc.cc']);
 });
 
-test('no header comment names a file that is not there (spawn_core, sweep_core)', () => {
+test('no header comment names a file that is not there (spawn_core, sweep_core) [A.core.no-js]', () => {
   const stale = filesUnder(native)
     .filter((f) => /spawn_core|sweep_core/.test(readFileSync(f, 'utf8')))
     .map((f) => relative(root, f));

@@ -13,16 +13,29 @@ import { root, tmpDir } from '../helpers.mjs';
 const require = createRequire(import.meta.url);
 const cjs = require('procpin');
 
-test('import and require give the same exports, the very same objects (no dual-package copy)', () => {
-  const names = (o) => Object.keys(o).filter((k) => k !== '__esModule' && k !== 'default').sort();
+test('import and require give the same exports, the very same objects (no dual-package copy) [C.module.dual]', () => {
+  const names = (o) =>
+    Object.keys(o)
+      .filter((k) => k !== '__esModule' && k !== 'default')
+      .sort();
   assert.deepEqual(names(esm), names(cjs));
   for (const k of names(cjs)) assert.equal(esm[k], cjs[k], `${k} differs between import and require`);
-  for (const k of ['spawn', 'spawnGroup', 'sweep', 'claim', 'claimPidfile', 'openProcess', 'waitid', 'flock', 'tryLock']) {
+  for (const k of [
+    'spawn',
+    'spawnGroup',
+    'sweep',
+    'claim',
+    'claimPidfile',
+    'openProcess',
+    'waitid',
+    'flock',
+    'tryLock',
+  ]) {
     assert.equal(typeof cjs[k], 'function', k);
   }
 });
 
-test('the type declarations package.json names exist and declare every runtime export, for import and for require', (t) => {
+test('the type declarations package.json names exist and declare every runtime export, for import and for require [C.types.ship]', (t) => {
   const pkgJson = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
   const dot = pkgJson.exports['.'];
   for (const f of [pkgJson.types, dot.import.types, dot.require.types]) {
@@ -33,8 +46,7 @@ test('the type declarations package.json names exist and declare every runtime e
   t.after(() => dir[Symbol.dispose]());
   mkdirSync(join(dir.path, 'node_modules'));
   symlinkSync(root, join(dir.path, 'node_modules', 'procpin'));
-  const body = (from) =>
-    `${from}\nconst names: Array<keyof typeof p> = ${JSON.stringify(names)};\nvoid names;\n`;
+  const body = (from) => `${from}\nconst names: Array<keyof typeof p> = ${JSON.stringify(names)};\nvoid names;\n`;
   writeFileSync(join(dir.path, 'a.mts'), body("import * as p from 'procpin';"));
   writeFileSync(join(dir.path, 'b.cts'), body("import p = require('procpin');"));
   writeFileSync(
@@ -58,7 +70,7 @@ test('the type declarations package.json names exist and declare every runtime e
   assert.equal(r.status, 0, r.stdout + r.stderr);
 });
 
-test('a real group publishes { pid, phase, signal?, ms } on procpin:group, ending with released', async () => {
+test('a real group publishes { pid, phase, signal?, ms } on procpin:group, ending with released [C.diag.group]', async () => {
   const seen = [];
   const onMessage = (m) => seen.push(m);
   dc.subscribe('procpin:group', onMessage);
@@ -70,7 +82,8 @@ test('a real group publishes { pid, phase, signal?, ms } on procpin:group, endin
     assert.ok(mine.length >= 3, JSON.stringify(seen));
     let last = 0;
     for (const m of mine) {
-      for (const k of Object.keys(m)) assert.ok(['pid', 'phase', 'signal', 'reason', 'ms'].includes(k), `unexpected key ${k}`);
+      for (const k of Object.keys(m))
+        assert.ok(['pid', 'phase', 'signal', 'reason', 'ms'].includes(k), `unexpected key ${k}`);
       assert.equal(typeof m.phase, 'string');
       assert.equal(typeof m.ms, 'number');
       assert.ok(m.ms >= last, 'ms does not go back');
@@ -80,11 +93,17 @@ test('a real group publishes { pid, phase, signal?, ms } on procpin:group, endin
     assert.equal(mine[0].phase, 'exited');
     assert.equal(mine.at(-1).phase, 'released');
     assert.deepEqual(
-      mine.filter((m) => m.signal).map((m) => m.signal).at(-1),
+      mine
+        .filter((m) => m.signal)
+        .map((m) => m.signal)
+        .at(-1),
       'SIGKILL',
       'the last signal published is the group SIGKILL',
     );
-    assert.ok(mine.findIndex((m) => m.phase === 'reaped') > mine.findLastIndex((m) => m.phase === 'kill'), 'reaped after the final kill');
+    assert.ok(
+      mine.findIndex((m) => m.phase === 'reaped') > mine.findLastIndex((m) => m.phase === 'kill'),
+      'reaped after the final kill',
+    );
   } finally {
     dc.unsubscribe('procpin:group', onMessage);
   }

@@ -20,12 +20,12 @@ const blocks = [];
   });
 }
 
-test('README.md has JavaScript examples to check', () => {
+test('README.md has JavaScript examples to check [C.readme.parses]', () => {
   assert.ok(blocks.length >= 5);
 });
 
 for (const b of blocks) {
-  test(`the README example at line ${b.line} parses as an ES module on this Node (${process.version})`, (t) => {
+  test(`the README example at line ${b.line} parses as an ES module on this Node (${process.version}) [C.readme.parses]`, (t) => {
     const dir = tmpDir('procpin-readme-');
     t.after(() => dir[Symbol.dispose]());
     const file = join(dir.path, 'example.mjs');

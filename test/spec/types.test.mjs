@@ -14,7 +14,7 @@ function readmeBlocks() {
   return [...md.matchAll(/```(js|cjs)\n([\s\S]*?)```/g)].map((m) => ({ lang: m[1], code: m[2] }));
 }
 
-test('the README examples and a supervisor program type-check with tsc --strict (ESM and CJS)', () => {
+test('the README examples and a supervisor program type-check with tsc --strict (ESM and CJS) [C.types.ship]', () => {
   const dir = join(root, 'test', '.tmp', `types-${process.pid}`);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });

@@ -10,7 +10,7 @@ import { tmpDir } from '../helpers.mjs';
 
 const C = procpin.constants;
 
-test('claimPidfile refuses a JSON document with ERR_PROCPIN_NOT_PIDFILE and leaves it byte for byte', async (t) => {
+test('claimPidfile refuses a JSON document with ERR_PROCPIN_NOT_PIDFILE and leaves it byte for byte [L3b.pidfile.not-pidfile]', async (t) => {
   const dir = tmpDir();
   t.after(() => dir[Symbol.dispose]());
   const cases = {
@@ -23,7 +23,10 @@ test('claimPidfile refuses a JSON document with ERR_PROCPIN_NOT_PIDFILE and leav
     const p = join(dir.path, name);
     writeFileSync(p, content);
     const before = statSync(p);
-    const err = await procpin.claimPidfile(p).then(() => null, (e) => e);
+    const err = await procpin.claimPidfile(p).then(
+      () => null,
+      (e) => e,
+    );
     assert.ok(err, `${name} was taken`);
     assert.equal(err.code, 'ERR_PROCPIN_NOT_PIDFILE', name);
     assert.equal(err.path, p);
@@ -36,10 +39,14 @@ test('claimPidfile refuses a JSON document with ERR_PROCPIN_NOT_PIDFILE and leav
   }
 });
 
-test('claimPidfile still takes an empty file and a stale one holding a pid', async (t) => {
+test('claimPidfile still takes an empty file and a stale one holding a pid [L3b.pidfile.lock]', async (t) => {
   const dir = tmpDir();
   t.after(() => dir[Symbol.dispose]());
-  for (const [name, content] of [['empty.pid', ''], ['stale.pid', '999999\n'], ['bare.pid', '42']]) {
+  for (const [name, content] of [
+    ['empty.pid', ''],
+    ['stale.pid', '999999\n'],
+    ['bare.pid', '42'],
+  ]) {
     const p = join(dir.path, name);
     writeFileSync(p, content);
     const pf = await procpin.claimPidfile(p);
@@ -48,7 +55,7 @@ test('claimPidfile still takes an empty file and a stale one holding a pid', asy
   }
 });
 
-test('claimPidfile with wait: true waits for the holder to let go, and an abort cancels the wait', async (t) => {
+test('claimPidfile with wait: true waits for the holder to let go, and an abort cancels the wait [L3b.pidfile.wait]', async (t) => {
   const dir = tmpDir();
   t.after(() => dir[Symbol.dispose]());
   const p = join(dir.path, 'app.pid');
@@ -66,7 +73,10 @@ test('claimPidfile with wait: true waits for the holder to let go, and an abort 
   // A wait is granted once the holder lets go.
   const waiting = procpin.claimPidfile(p, { wait: true });
   let settled = false;
-  waiting.then(() => (settled = true), () => (settled = true));
+  waiting.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
   await new Promise((r) => setTimeout(r, 30));
   assert.equal(settled, false, 'still waiting while held');
   procpin.flockSync(holder, C.LOCK_UN);
@@ -77,7 +87,7 @@ test('claimPidfile with wait: true waits for the holder to let go, and an abort 
   closeSync(holder);
 });
 
-test('claimPidfile refuses bad options before touching the file', async () => {
+test('claimPidfile refuses bad options before touching the file [C.args.reject]', async () => {
   await assert.rejects(procpin.claimPidfile('/nonexistent/x.pid', { wait: 1 }), { code: 'ERR_INVALID_ARG_TYPE' });
   await assert.rejects(procpin.claimPidfile('/nonexistent/x.pid', { signal: {} }), { code: 'ERR_INVALID_ARG_TYPE' });
   await assert.rejects(procpin.claimPidfile('/nonexistent/x.pid', { wiat: true }), { code: 'ERR_INVALID_ARG_VALUE' });

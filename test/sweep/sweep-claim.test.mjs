@@ -27,7 +27,7 @@ function fdFlags(fd) {
 }
 const O_CLOEXEC = 0o2000000;
 
-test('claim sweeps first, then creates prefix<pid>-<random> exclusively, locked on an O_CLOEXEC descriptor', async (t) => {
+test('claim sweeps first, then creates prefix<pid>-<random> exclusively, locked on an O_CLOEXEC descriptor [L3b.claim.create]', async (t) => {
   const d = scratch(t);
   const dead = await deadPid();
   mkdirSync(join(d.path, `${P}${dead}-0123456789ab`));
@@ -50,7 +50,10 @@ test('claim sweeps first, then creates prefix<pid>-<random> exclusively, locked 
       closeSync(other);
     }
     const r = await procpin.sweep(d.path, { prefix: P, authority: 'lock' });
-    assert.deepEqual(r.kept.map((e) => [e.name, e.reason]), [[c.path.slice(d.path.length + 1), 'locked']]);
+    assert.deepEqual(
+      r.kept.map((e) => [e.name, e.reason]),
+      [[c.path.slice(d.path.length + 1), 'locked']],
+    );
   } finally {
     await c.release();
   }
@@ -58,7 +61,7 @@ test('claim sweeps first, then creates prefix<pid>-<random> exclusively, locked 
   assert.equal(c.fd, -1);
 });
 
-test("a file claim is created with mode 0600 (or the mode asked for, exactly), and a child does not inherit its lock", async (t) => {
+test('a file claim is created with mode 0600 (or the mode asked for, exactly), and a child does not inherit its lock [L3b.claim.create]', async (t) => {
   const d = scratch(t);
   const c = await procpin.claim(d.path, P, { kind: 'file' });
   const c2 = await procpin.claim(d.path, P, { kind: 'file', mode: 0o640 });
@@ -80,7 +83,7 @@ test("a file claim is created with mode 0600 (or the mode asked for, exactly), a
   assert.deepEqual(readdirSync(d.path), []);
 });
 
-test('release removes the entry with its contents, then unlocks; it is idempotent', async (t) => {
+test('release removes the entry with its contents, then unlocks; it is idempotent [L3b.claim.release]', async (t) => {
   const d = scratch(t);
   const c = await procpin.claim(d.path, P);
   mkdirSync(join(c.path, 'a', 'b'), { recursive: true });
@@ -95,7 +98,7 @@ test('release removes the entry with its contents, then unlocks; it is idempoten
   assert.ok(exists('/etc/hostname') || exists('/etc/passwd'));
 });
 
-test('release of an entry someone already removed resolves; of one replaced by another inode rejects and leaves it', async (t) => {
+test('release of an entry someone already removed resolves; of one replaced by another inode rejects and leaves it [L3b.claim.release]', async (t) => {
   const d = scratch(t);
   const gone = await procpin.claim(d.path, P, { kind: 'file' });
   const { rmSync, renameSync } = await import('node:fs');
@@ -109,7 +112,7 @@ test('release of an entry someone already removed resolves; of one replaced by a
   assert.equal(swapped.fd, -1);
 });
 
-test('claim creates a missing directory with mode 0700', async (t) => {
+test('claim creates a missing directory with mode 0700 [L3b.claim.create]', async (t) => {
   const d = scratch(t);
   const dir = join(d.path, 'a', 'b');
   const c = await procpin.claim(dir, P);
@@ -120,7 +123,7 @@ test('claim creates a missing directory with mode 0700', async (t) => {
   }
 });
 
-test('claim refuses a directory writable by all without the sticky bit, and one owned by another user', async (t) => {
+test('claim refuses a directory writable by all without the sticky bit, and one owned by another user [L3b.claim.unsafe-dir]', async (t) => {
   const d = scratch(t);
   const open = join(d.path, 'open');
   mkdirSync(open);
@@ -144,7 +147,7 @@ test('claim refuses a directory writable by all without the sticky bit, and one 
   assert.deepEqual(readdirSync(theirs), []);
 });
 
-test('claim and release leave no descriptor open', async (t) => {
+test('claim and release leave no descriptor open [L3b.claim.release]', async (t) => {
   const d = scratch(t);
   await (await procpin.claim(d.path, P)).release();
   const before = openFds();
@@ -156,10 +159,13 @@ test('claim and release leave no descriptor open', async (t) => {
   await assert.rejects(procpin.claimPidfile(join(d.path, 'x.pid')), { code: 'ERR_PROCPIN_LOCKED' });
   await pf.release();
   const leaked = openFds().filter((fd) => !before.includes(fd) || (fdTarget(fd) ?? '').startsWith(d.path));
-  assert.deepEqual(leaked.map((fd) => [fd, fdTarget(fd)]), []);
+  assert.deepEqual(
+    leaked.map((fd) => [fd, fdTarget(fd)]),
+    [],
+  );
 });
 
-test('claimPidfile takes a free pidfile and writes our pid; release unlinks it', async (t) => {
+test('claimPidfile takes a free pidfile and writes our pid; release unlinks it [L3b.pidfile.lock]', async (t) => {
   const d = scratch(t);
   const p = join(d.path, 'app.pid');
   const pf = await procpin.claimPidfile(p);
@@ -171,7 +177,7 @@ test('claimPidfile takes a free pidfile and writes our pid; release unlinks it',
   assert.equal(exists(p), false);
 });
 
-test('claimPidfile under contention rejects with ERR_PROCPIN_LOCKED and the holder pid', async (t) => {
+test('claimPidfile under contention rejects with ERR_PROCPIN_LOCKED and the holder pid [L3b.pidfile.lock]', async (t) => {
   const d = scratch(t);
   const p = join(d.path, 'app.pid');
   const h = await holder(`globalThis.pf = await procpin.claimPidfile(${JSON.stringify(p)});`);
@@ -189,7 +195,7 @@ test('claimPidfile under contention rejects with ERR_PROCPIN_LOCKED and the hold
   }
 });
 
-test('a holder that has locked but not written yet is named from /proc/locks', async (t) => {
+test('a holder that has locked but not written yet is named from /proc/locks [L3b.pidfile.lock]', async (t) => {
   const d = scratch(t);
   const p = join(d.path, 'app.pid');
   // Locks an empty file and writes nothing: only the kernel knows the holder.
@@ -206,7 +212,7 @@ procpin.flockSync(fd, procpin.constants.LOCK_EX);`);
   }
 });
 
-test('a pidfile left by a SIGKILLed holder is taken over', async (t) => {
+test('a pidfile left by a SIGKILLed holder is taken over [L3b.pidfile.lock]', async (t) => {
   const d = scratch(t);
   const p = join(d.path, 'app.pid');
   const h = await holder(`globalThis.pf = await procpin.claimPidfile(${JSON.stringify(p)});`);
@@ -220,7 +226,7 @@ test('a pidfile left by a SIGKILLed holder is taken over', async (t) => {
   }
 });
 
-test('a pidfile naming a live pid (1) that nobody locks is taken over: the lock is the truth', async (t) => {
+test('a pidfile naming a live pid (1) that nobody locks is taken over: the lock is the truth [L3b.pidfile.lock]', async (t) => {
   const d = scratch(t);
   const p = join(d.path, 'app.pid');
   writeFileSync(p, '1\n');
@@ -232,7 +238,7 @@ test('a pidfile naming a live pid (1) that nobody locks is taken over: the lock 
   }
 });
 
-test('Claim and Pidfile cannot be constructed from outside: they own the descriptor they close', () => {
+test('Claim and Pidfile cannot be constructed from outside: they own the descriptor they close [C.no-crash]', () => {
   for (const C of [procpin.Claim, procpin.Pidfile]) {
     assert.throws(() => new C('/tmp/x', 0), { code: 'ERR_ILLEGAL_CONSTRUCTOR', name: 'TypeError' });
     assert.throws(() => new C(Symbol('procpin.create'), '/tmp', 'x', 'file', 0, {}), {
@@ -241,7 +247,7 @@ test('Claim and Pidfile cannot be constructed from outside: they own the descrip
   }
 });
 
-test('claimPidfile refuses a symlink at the path', async (t) => {
+test('claimPidfile refuses a symlink at the path [L3b.pidfile.not-pidfile]', async (t) => {
   const d = scratch(t);
   writeFileSync(join(d.path, 'target'), 'keep');
   symlinkSync(join(d.path, 'target'), join(d.path, 'app.pid'));
@@ -249,7 +255,7 @@ test('claimPidfile refuses a symlink at the path', async (t) => {
   assert.equal(readFileSync(join(d.path, 'target'), 'utf8'), 'keep');
 });
 
-test('contending claimPidfile calls in several processes: exactly one holds it at any time', async (t) => {
+test('contending claimPidfile calls in several processes: exactly one holds it at any time [L3b.pidfile.lock]', async (t) => {
   const d = scratch(t);
   const p = JSON.stringify(join(d.path, 'app.pid'));
   const log = join(d.path, 'log');
@@ -288,7 +294,7 @@ console.log(JSON.stringify({ held, refused, bad }));`;
   await waitFor(() => !exists(join(d.path, 'app.pid')), { what: 'pidfile released' });
 });
 
-test('claim, sweep and claimPidfile work in a Worker, with no descriptor warning and nothing left', async (t) => {
+test('claim, sweep and claimPidfile work in a Worker, with no descriptor warning and nothing left [L3b.claim.release]', async (t) => {
   const d = scratch(t);
   const { runNode } = await import('../helpers.mjs');
   const r = await runNode(`import { Worker } from 'node:worker_threads';

@@ -24,18 +24,24 @@ function deepTree(top, depth) {
 }
 
 for (const depth of [150, 1500]) {
-  test(`a dead owner's directory ${depth} levels deep is removed, not kept with ELOOP`, async (t) => {
+  test(`a dead owner's directory ${depth} levels deep is removed, not kept with ELOOP [L3b.sweep.exact]`, async (t) => {
     const d = scratch(t);
     const dead = await deadPid();
     deepTree(join(d.path, `${P}${dead}`), depth);
     const r = await procpin.sweep(d.path, { prefix: P });
-    assert.deepEqual(r.kept.map((e) => [e.reason, e.error?.code]), []);
-    assert.deepEqual(r.removed.map((e) => e.name), [`${P}${dead}`]);
+    assert.deepEqual(
+      r.kept.map((e) => [e.reason, e.error?.code]),
+      [],
+    );
+    assert.deepEqual(
+      r.removed.map((e) => e.name),
+      [`${P}${dead}`],
+    );
     assert.deepEqual(readdirSync(d.path), []);
   });
 }
 
-test('a claim whose directory grew past 128 levels is released: the entry is gone', async (t) => {
+test('a claim whose directory grew past 128 levels is released: the entry is gone [L3b.sweep.exact]', async (t) => {
   const d = scratch(t);
   const c = await procpin.claim(d.path, P);
   let p = c.path;
@@ -47,7 +53,7 @@ test('a claim whose directory grew past 128 levels is released: the entry is gon
   assert.deepEqual(readdirSync(d.path), []);
 });
 
-test('a name that is not UTF-8 is reported as a Buffer of its exact bytes, and removed', async (t) => {
+test('a name that is not UTF-8 is reported as a Buffer of its exact bytes, and removed [L3b.sweep.exact]', async (t) => {
   const d = scratch(t);
   const dead = await deadPid();
   const bytes = Buffer.concat([Buffer.from(`${P}${dead}-`), Buffer.from([0xff, 0xfe, 0x80]), Buffer.from('.tmp')]);
@@ -66,7 +72,10 @@ test('a name that is not UTF-8 is reported as a Buffer of its exact bytes, and r
   assert.ok(raw, 'the non-UTF-8 name is a Buffer');
   assert.ok(raw.equals(bytes), `exact bytes: ${raw.toString('hex')}`);
   assert.ok(names.includes(utf8), 'a UTF-8 name stays a string');
-  assert.ok(seen.some((n) => Buffer.isBuffer(n) && n.equals(bytes)), 'the channel has the exact name too');
+  assert.ok(
+    seen.some((n) => Buffer.isBuffer(n) && n.equals(bytes)),
+    'the channel has the exact name too',
+  );
   assert.deepEqual(readdirSync(d.path), []);
 });
 
@@ -76,7 +85,7 @@ function inSandbox(code, timeout = 30000) {
 }
 const unshareOk = () => isRoot && spawnSync('unshare', ['--pid', '--fork', 'true']).status === 0;
 
-test('with /proc of another pid namespace, a sweep keeps a live owner\'s entry and its data', async (t) => {
+test("with /proc of another pid namespace, a sweep keeps a live owner's entry and its data [L3b.sweep.foreign-proc]", async (t) => {
   if (!need(t, unshareOk(), 'root and unshare --pid --fork')) return;
   const d = scratch(t);
   const r = await inSandbox(`
@@ -113,7 +122,7 @@ test('with /proc of another pid namespace, a sweep keeps a live owner\'s entry a
   assert.deepEqual(out.removedAfterDeath, [`${P}${out.pid}`]);
 });
 
-test('with /proc of another pid namespace, a group\'s grace is not cut short: a member that needs 300 ms is not SIGKILLed', async (t) => {
+test("with /proc of another pid namespace, a group's grace is not cut short: a member that needs 300 ms is not SIGKILLed [L3a.scan.advisory]", async (t) => {
   if (!need(t, unshareOk(), 'root and unshare --pid --fork')) return;
   const d = scratch(t);
   const marker = join(d.path, 'done');

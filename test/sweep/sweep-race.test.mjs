@@ -55,10 +55,13 @@ for (const [point, label] of [
   [BEFORE_CONTENTS, 'after the last check, while its contents are removed'],
   [BEFORE_UNLINK, 'after its contents are gone, right before the unlink'],
 ]) {
-  test(`a directory swapped for a symlink ${label} removes nothing outside`, async (t) => {
+  test(`a directory swapped for a symlink ${label} removes nothing outside [L3b.sweep.replaced]`, async (t) => {
     const { r, entry, name, outside } = await swapAt(t, point, 'directory');
     assert.deepEqual(r.removed, []);
-    assert.deepEqual(r.kept.map((e) => [e.name, e.reason]), [[name, 'replaced']]);
+    assert.deepEqual(
+      r.kept.map((e) => [e.name, e.reason]),
+      [[name, 'replaced']],
+    );
     assert.equal(readFileSync(join(outside, 'precious'), 'utf8'), 'x');
     assert.equal(readFileSync(join(outside, 'sub', 'precious'), 'utf8'), 'x');
     // The symlink that took the name stays; it is not ours to judge any more.
@@ -73,23 +76,29 @@ for (const [point, label] of [
   });
 }
 
-test('a file swapped for a symlink after it is locked, before the unlink, is left, and so is its target', async (t) => {
+test('a file swapped for a symlink after it is locked, before the unlink, is left, and so is its target [L3b.sweep.replaced]', async (t) => {
   const { r, entry, name, target } = await swapAt(t, AFTER_LOCK, 'file');
-  assert.deepEqual(r.kept.map((e) => [e.name, e.reason]), [[name, 'replaced']]);
+  assert.deepEqual(
+    r.kept.map((e) => [e.name, e.reason]),
+    [[name, 'replaced']],
+  );
   assert.equal(readlinkSync(join(entry, name)), target);
   assert.equal(readFileSync(target, 'utf8'), 'x');
   assert.equal(readFileSync(join(entry, `${name}.orig`), 'utf8'), 'own');
 });
 
-test('a file swapped for a symlink after the checks is never opened through it', async (t) => {
+test('a file swapped for a symlink after the checks is never opened through it [L3b.sweep.replaced]', async (t) => {
   const { r, entry, name, target } = await swapAt(t, AFTER_CHECK, 'file');
-  assert.deepEqual(r.kept.map((e) => [e.name, e.reason]), [[name, 'replaced']]);
+  assert.deepEqual(
+    r.kept.map((e) => [e.name, e.reason]),
+    [[name, 'replaced']],
+  );
   assert.equal(readlinkSync(join(entry, name)), target);
   assert.equal(readFileSync(target, 'utf8'), 'x');
 });
 
 for (const kind of ['directory', 'file']) {
-  test(`a ${kind} claim that loses its entry before it is locked retries under a new name`, async (t) => {
+  test(`a ${kind} claim that loses its entry before it is locked retries under a new name [L3b.claim.create]`, async (t) => {
     const d = scratch(t);
     // The entry is swapped away between its creation and its lock, as a sweeper with
     // authority 'lock' could do: the claim must not hand it out.
@@ -120,7 +129,7 @@ function umount(path) {
   spawnSync('umount', ['-l', path]);
 }
 
-test("a mount inside a dead owner's directory is not descended, and the entry is kept as mount", async (t) => {
+test("a mount inside a dead owner's directory is not descended, and the entry is kept as mount [L3b.sweep.mount]", async (t) => {
   if (!need(t, isRoot, 'mounting tmpfs needs root')) return;
   const d = scratch(t);
   const dead = await deadPid();
@@ -132,18 +141,24 @@ test("a mount inside a dead owner's directory is not descended, and the entry is
   try {
     writeFileSync(join(mnt, 'precious'), 'x');
     const dry = await procpin.sweep(d.path, { prefix: P, dryRun: true });
-    assert.deepEqual(dry.kept.map((e) => [e.name, e.reason]), [[`${P}${dead}`, 'mount']]);
+    assert.deepEqual(
+      dry.kept.map((e) => [e.name, e.reason]),
+      [[`${P}${dead}`, 'mount']],
+    );
     assert.equal(exists(join(entry, 'own')), true);
     const r = await procpin.sweep(d.path, { prefix: P });
     assert.deepEqual(r.removed, []);
-    assert.deepEqual(r.kept.map((e) => [e.name, e.reason]), [[`${P}${dead}`, 'mount']]);
+    assert.deepEqual(
+      r.kept.map((e) => [e.name, e.reason]),
+      [[`${P}${dead}`, 'mount']],
+    );
     assert.equal(readFileSync(join(mnt, 'precious'), 'utf8'), 'x');
   } finally {
     umount(mnt);
   }
 });
 
-test('a bind mount of the same filesystem inside a dead owner\'s directory is not descended either', async (t) => {
+test("a bind mount of the same filesystem inside a dead owner's directory is not descended either [L3b.sweep.mount]", async (t) => {
   if (!need(t, isRoot, 'bind mounts need root')) return;
   const d = scratch(t);
   const dead = await deadPid();
@@ -156,14 +171,17 @@ test('a bind mount of the same filesystem inside a dead owner\'s directory is no
   mount(['--bind', outside, mnt]);
   try {
     const r = await procpin.sweep(d.path, { prefix: P });
-    assert.deepEqual(r.kept.map((e) => [e.name, e.reason]), [[`${P}${dead}`, 'mount']]);
+    assert.deepEqual(
+      r.kept.map((e) => [e.name, e.reason]),
+      [[`${P}${dead}`, 'mount']],
+    );
     assert.equal(readFileSync(join(outside, 'precious'), 'utf8'), 'x');
   } finally {
     umount(mnt);
   }
 });
 
-test('a dead owner\'s entry that is itself a mount point is kept as mount, its contents untouched', async (t) => {
+test("a dead owner's entry that is itself a mount point is kept as mount, its contents untouched [L3b.sweep.mount]", async (t) => {
   if (!need(t, isRoot, 'mounting tmpfs needs root')) return;
   const d = scratch(t);
   const dead = await deadPid();
@@ -173,16 +191,22 @@ test('a dead owner\'s entry that is itself a mount point is kept as mount, its c
   try {
     writeFileSync(join(entry, 'precious'), 'x');
     const dry = await procpin.sweep(d.path, { prefix: P, dryRun: true });
-    assert.deepEqual(dry.kept.map((e) => [e.name, e.reason]), [[`${P}${dead}`, 'mount']]);
+    assert.deepEqual(
+      dry.kept.map((e) => [e.name, e.reason]),
+      [[`${P}${dead}`, 'mount']],
+    );
     const r = await procpin.sweep(d.path, { prefix: P });
-    assert.deepEqual(r.kept.map((e) => [e.name, e.reason]), [[`${P}${dead}`, 'mount']]);
+    assert.deepEqual(
+      r.kept.map((e) => [e.name, e.reason]),
+      [[`${P}${dead}`, 'mount']],
+    );
     assert.equal(readFileSync(join(entry, 'precious'), 'utf8'), 'x');
   } finally {
     umount(entry);
   }
 });
 
-test('a claimant that is SIGKILLed leaves its entry, and the next claim removes it', async (t) => {
+test('a claimant that is SIGKILLed leaves its entry, and the next claim removes it [L3b.sweep.race]', async (t) => {
   const d = scratch(t);
   const claimants = [];
   for (const kind of ['directory', 'file']) {
@@ -222,7 +246,7 @@ setInterval(() => {}, 1 << 30);`,
 
 // Claimants, sweepers (both authorities) and claimants that get SIGKILLed, in parallel
 // processes. A claimant checks that its entry is still there, intact, right before releasing.
-test('claimants and sweepers racing in several processes never remove a live entry', async (t) => {
+test('claimants and sweepers racing in several processes never remove a live entry [L3b.sweep.race]', async (t) => {
   const d = scratch(t);
   const ms = process.env.PROCPIN_STRESS ? 20000 : 3000;
   const dir = JSON.stringify(d.path);
@@ -266,9 +290,13 @@ console.log(JSON.stringify({ sweeps, removed, errors }));`;
       const kind = victims % 2 ? 'file' : 'directory';
       const v = spawn(
         process.execPath,
-        ['--input-type=module', '-e', `import * as procpin from ${pkg};
+        [
+          '--input-type=module',
+          '-e',
+          `import * as procpin from ${pkg};
 await procpin.claim(${dir}, ${JSON.stringify(P)}, { kind: '${kind}' });
-process.kill(process.pid, 'SIGKILL');`],
+process.kill(process.pid, 'SIGKILL');`,
+        ],
         { stdio: 'ignore' },
       );
       await once(v, 'exit');

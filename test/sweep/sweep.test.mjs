@@ -4,33 +4,16 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as dc from 'node:diagnostics_channel';
-import {
-  chmodSync,
-  chownSync,
-  mkdirSync,
-  readFileSync,
-  readdirSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
 import * as procpin from '../../dist/index.js';
 import { fdTarget, isRoot, need, openFds, pkg, procState, runNode, waitFor } from '../helpers.mjs';
-import {
-  deadPid,
-  deadSocket,
-  exists,
-  holder,
-  liveChild,
-  lockHolder,
-  names,
-  scratch,
-} from './sweep-fixtures.mjs';
+import { deadPid, deadSocket, exists, holder, liveChild, lockHolder, names, scratch } from './sweep-fixtures.mjs';
 
 const P = 'prefix-';
 
-test("a dead owner's non-empty directory, file and socket go; pid 1's, our own and a live child's entries stay", async (t) => {
+test("a dead owner's non-empty directory, file and socket go; pid 1's, our own and a live child's entries stay [L3b.sweep.dead]", async (t) => {
   const d = scratch(t);
   const dead = await deadPid();
   const child = liveChild();
@@ -65,7 +48,7 @@ test("a dead owner's non-empty directory, file and socket go; pid 1's, our own a
   }
 });
 
-test('names that are not candidates appear in neither list and are left untouched', async (t) => {
+test('names that are not candidates appear in neither list and are left untouched [L3b.sweep.grammar]', async (t) => {
   const d = scratch(t);
   const dead = await deadPid();
   const others = [
@@ -92,7 +75,7 @@ test('names that are not candidates appear in neither list and are left untouche
   assert.deepEqual(readdirSync(d.path).sort(), others.sort());
 });
 
-test('a symlink named like a dead owner is kept as a symlink and its target is untouched', async (t) => {
+test('a symlink named like a dead owner is kept as a symlink and its target is untouched [L3b.sweep.type]', async (t) => {
   const d = scratch(t);
   const dead = await deadPid();
   const target = join(d.path, 'target');
@@ -103,18 +86,15 @@ test('a symlink named like a dead owner is kept as a symlink and its target is u
   symlinkSync(join(d.path, 'target-file'), join(d.path, `${P}${dead}.f`));
   const r = await procpin.sweep(d.path, { prefix: P });
   assert.deepEqual(r.removed, []);
-  assert.deepEqual(
-    r.kept.map((e) => [e.name, e.reason]).sort(),
-    [
-      [`${P}${dead}`, 'symlink'],
-      [`${P}${dead}.f`, 'symlink'],
-    ],
-  );
+  assert.deepEqual(r.kept.map((e) => [e.name, e.reason]).sort(), [
+    [`${P}${dead}`, 'symlink'],
+    [`${P}${dead}.f`, 'symlink'],
+  ]);
   assert.equal(readFileSync(join(target, 'precious'), 'utf8'), 'x');
   assert.equal(readFileSync(join(d.path, 'target-file'), 'utf8'), 'x');
 });
 
-test("a symlink inside a dead owner's directory is unlinked and does not take its target with it", async (t) => {
+test("a symlink inside a dead owner's directory is unlinked and does not take its target with it [L3b.sweep.type]", async (t) => {
   const d = scratch(t);
   const dead = await deadPid();
   const outside = join(d.path, 'outside');
@@ -133,7 +113,7 @@ test("a symlink inside a dead owner's directory is unlinked and does not take it
   assert.equal(readFileSync(join(outside, 'file'), 'utf8'), 'x');
 });
 
-test('an entry owned by another uid is kept as not-owner', async (t) => {
+test('an entry owned by another uid is kept as not-owner [L3b.sweep.owner]', async (t) => {
   if (!need(t, isRoot, 'chown needs root')) return;
   const d = scratch(t);
   const dead = await deadPid();
@@ -143,11 +123,14 @@ test('an entry owned by another uid is kept as not-owner', async (t) => {
   chownSync(join(d.path, `${P}${dead}.x`), 65534, 65534);
   const r = await procpin.sweep(d.path, { prefix: P });
   assert.deepEqual(r.removed, []);
-  assert.deepEqual(r.kept.map((e) => e.reason), ['not-owner', 'not-owner']);
+  assert.deepEqual(
+    r.kept.map((e) => e.reason),
+    ['not-owner', 'not-owner'],
+  );
   assert.equal(readdirSync(d.path).length, 2);
 });
 
-test('an entry whose lock a live process holds is kept as locked, and goes once that process exits', async (t) => {
+test('an entry whose lock a live process holds is kept as locked, and goes once that process exits [L3b.sweep.lock]', async (t) => {
   const d = scratch(t);
   const dead = await deadPid();
   const dir = join(d.path, `${P}${dead}`);
@@ -160,13 +143,10 @@ test('an entry whose lock a live process holds is kept as locked, and goes once 
   try {
     const r = await procpin.sweep(d.path, { prefix: P });
     assert.deepEqual(r.removed, []);
-    assert.deepEqual(
-      r.kept.map((e) => [e.name, e.reason]).sort(),
-      [
-        [`${P}${dead}`, 'locked'],
-        [`${P}${dead}.lock`, 'locked'],
-      ],
-    );
+    assert.deepEqual(r.kept.map((e) => [e.name, e.reason]).sort(), [
+      [`${P}${dead}`, 'locked'],
+      [`${P}${dead}.lock`, 'locked'],
+    ]);
     assert.equal(readFileSync(join(dir, 'data'), 'utf8'), 'x');
   } finally {
     await h1.kill();
@@ -177,7 +157,7 @@ test('an entry whose lock a live process holds is kept as locked, and goes once 
   assert.deepEqual(readdirSync(d.path), []);
 });
 
-test('a socket with a listener is kept as listening; one whose server was SIGKILLed goes', async (t) => {
+test('a socket with a listener is kept as listening; one whose server was SIGKILLed goes [L3b.sweep.socket]', async (t) => {
   const d = scratch(t);
   const dead = await deadPid();
   const live = join(d.path, `${P}${dead}-live.sock`);
@@ -188,7 +168,10 @@ test('a socket with a listener is kept as listening; one whose server was SIGKIL
   try {
     const r = await procpin.sweep(d.path, { prefix: P });
     assert.deepEqual(names(r.removed), [`${P}${dead}-gone.sock`]);
-    assert.deepEqual(r.kept.map((e) => [e.name, e.reason]), [[`${P}${dead}-live.sock`, 'listening']]);
+    assert.deepEqual(
+      r.kept.map((e) => [e.name, e.reason]),
+      [[`${P}${dead}-live.sock`, 'listening']],
+    );
     assert.equal(exists(live), true);
     assert.equal(exists(gone), false);
   } finally {
@@ -196,7 +179,7 @@ test('a socket with a listener is kept as listening; one whose server was SIGKIL
   }
 });
 
-test('a socket whose listen backlog is full still counts as a listener', async (t) => {
+test('a socket whose listen backlog is full still counts as a listener [L3b.sweep.socket]', async (t) => {
   const d = scratch(t);
   const dead = await deadPid();
   const p = join(d.path, `${P}${dead}.sock`);
@@ -215,24 +198,30 @@ setImmediate(() => process.kill(process.pid, 'SIGSTOP'));`);
     }
     await waitFor(() => fillers.some((s) => s.errored || s.destroyed), { what: 'backlog full' });
     const r = await procpin.sweep(d.path, { prefix: P });
-    assert.deepEqual(r.kept.map((e) => [e.name, e.reason]), [[`${P}${dead}.sock`, 'listening']]);
+    assert.deepEqual(
+      r.kept.map((e) => [e.name, e.reason]),
+      [[`${P}${dead}.sock`, 'listening']],
+    );
   } finally {
     for (const s of fillers) s.destroy();
     await h.kill();
   }
 });
 
-test('a FIFO named like a dead owner is kept as unsupported-type', async (t) => {
+test('a FIFO named like a dead owner is kept as unsupported-type [L3b.sweep.type]', async (t) => {
   const d = scratch(t);
   const dead = await deadPid();
   const p = join(d.path, `${P}${dead}`);
   assert.equal(spawnSync('mkfifo', [p]).status, 0);
   const r = await procpin.sweep(d.path, { prefix: P });
-  assert.deepEqual(r.kept.map((e) => [e.name, e.reason]), [[`${P}${dead}`, 'unsupported-type']]);
+  assert.deepEqual(
+    r.kept.map((e) => [e.name, e.reason]),
+    [[`${P}${dead}`, 'unsupported-type']],
+  );
   assert.equal(exists(p), true);
 });
 
-test("a zombie's entry goes: a zombie counts as dead", async (t) => {
+test("a zombie's entry goes: a zombie counts as dead [L3b.sweep.dead]", async (t) => {
   const d = scratch(t);
   // procpin's own spawn leaves an exited child unreaped: a zombie until we reap it.
   const c = procpin.spawn('/bin/true', [], { stdio: 'ignore' });
@@ -248,7 +237,7 @@ test("a zombie's entry goes: a zombie counts as dead", async (t) => {
   }
 });
 
-test("an entry naming a live process of another user is kept: EPERM means alive", async (t) => {
+test('an entry naming a live process of another user is kept: EPERM means alive [L3b.sweep.dead]', async (t) => {
   if (!need(t, isRoot, 'needs root to run the sweep as another user')) return;
   const d = scratch(t);
   chmodSync(d.path, 0o777);
@@ -266,11 +255,14 @@ console.log(JSON.stringify(r));`,
   );
   assert.equal(r.code, 0, r.stderr);
   const report = JSON.parse(r.stdout);
-  assert.deepEqual(report.kept.map((e) => [e.name, e.reason]), [[`${P}${process.pid}`, 'alive']]);
+  assert.deepEqual(
+    report.kept.map((e) => [e.name, e.reason]),
+    [[`${P}${process.pid}`, 'alive']],
+  );
   assert.equal(exists(join(dir, `${P}${process.pid}`)), true);
 });
 
-test('dryRun removes nothing but reports what would go, and why the rest stays', async (t) => {
+test('dryRun removes nothing but reports what would go, and why the rest stays [L3b.sweep.dry-run]', async (t) => {
   const d = scratch(t);
   const dead = await deadPid();
   mkdirSync(join(d.path, `${P}${dead}`));
@@ -281,14 +273,17 @@ test('dryRun removes nothing but reports what would go, and why the rest stays',
   const before = readdirSync(d.path).sort();
   const r = await procpin.sweep(d.path, { prefix: P, dryRun: true });
   assert.deepEqual(names(r.removed), [`${P}${dead}`, `${P}${dead}.f`, `${P}${dead}.sock`]);
-  assert.deepEqual(r.kept.map((e) => [e.name, e.reason]), [[`${P}1`, 'alive']]);
+  assert.deepEqual(
+    r.kept.map((e) => [e.name, e.reason]),
+    [[`${P}1`, 'alive']],
+  );
   assert.deepEqual(readdirSync(d.path).sort(), before);
   assert.deepEqual(readdirSync(join(d.path, `${P}${dead}`)), ['x']);
   const real = await procpin.sweep(d.path, { prefix: P });
   assert.deepEqual(names(real.removed), names(r.removed));
 });
 
-test('an unreadable or missing directory yields an empty report with its error', async (t) => {
+test('an unreadable or missing directory yields an empty report with its error [L3b.sweep.report]', async (t) => {
   const missing = await procpin.sweep('/nonexistent/procpin', { prefix: P });
   assert.deepEqual(missing.removed, []);
   assert.deepEqual(missing.kept, []);
@@ -317,7 +312,7 @@ console.log(JSON.stringify({ removed: r.removed, kept: r.kept, code: r.error?.co
   assert.equal(readdirSync(locked).length, 1);
 });
 
-test('per-entry trouble is reported as an error on the entry, never thrown', async (t) => {
+test('per-entry trouble is reported as an error on the entry, never thrown [L3b.sweep.report]', async (t) => {
   if (!need(t, isRoot, 'needs root to sweep as another user')) return;
   const d = scratch(t);
   const dead = await deadPid();
@@ -342,7 +337,7 @@ console.log(JSON.stringify(r.kept.map((e) => [e.name, e.reason, e.error?.code, e
   assert.equal(exists(join(entry, 'ro', 'f')), true);
 });
 
-test("authority 'lock' removes an unlocked entry whatever its pid says and keeps a locked one", async (t) => {
+test("authority 'lock' removes an unlocked entry whatever its pid says and keeps a locked one [L3b.sweep.lock]", async (t) => {
   const d = scratch(t);
   const c = await procpin.claim(d.path, P);
   const cf = await procpin.claim(d.path, P, { kind: 'file' });
@@ -354,7 +349,10 @@ test("authority 'lock' removes an unlocked entry whatever its pid says and keeps
     assert.deepEqual(byPid.removed, []);
     const r = await procpin.sweep(d.path, { prefix: P, authority: 'lock' });
     assert.deepEqual(names(r.removed), [`${P}1-0123456789ab`, `${P}${process.pid}-ba9876543210`].sort());
-    assert.deepEqual(r.kept.map((e) => e.reason), ['locked', 'locked']);
+    assert.deepEqual(
+      r.kept.map((e) => e.reason),
+      ['locked', 'locked'],
+    );
     assert.equal(exists(c.path), true);
     assert.equal(exists(cf.path), true);
   } finally {
@@ -363,7 +361,7 @@ test("authority 'lock' removes an unlocked entry whatever its pid says and keeps
   }
 });
 
-test('each decision is published on the procpin:sweep diagnostics channel', async (t) => {
+test('each decision is published on the procpin:sweep diagnostics channel [C.diag.sweep]', async (t) => {
   const d = scratch(t);
   const dead = await deadPid();
   writeFileSync(join(d.path, `${P}${dead}`), 'x');
@@ -392,7 +390,7 @@ test('each decision is published on the procpin:sweep diagnostics channel', asyn
   assert.equal(procpin.SWEEP_CHANNEL, 'procpin:sweep');
 });
 
-test('sweeping leaves no descriptor open, whatever the entries', async (t) => {
+test('sweeping leaves no descriptor open, whatever the entries [L3b.sweep.report]', async (t) => {
   const d = scratch(t);
   const dead = await deadPid();
   writeFileSync(join(d.path, 'held'), '');
@@ -425,14 +423,17 @@ test('sweeping leaves no descriptor open, whatever the entries', async (t) => {
     // Other tests' children may still be closing their pipes: nothing new may be open, and
     // nothing may point into the swept directory.
     const leaked = openFds().filter((fd) => !before.includes(fd) || (fdTarget(fd) ?? '').startsWith(d.path));
-    assert.deepEqual(leaked.map((fd) => [fd, fdTarget(fd)]), []);
+    assert.deepEqual(
+      leaked.map((fd) => [fd, fdTarget(fd)]),
+      [],
+    );
   } finally {
     await h.kill();
     await listener.kill();
   }
 });
 
-test('bad arguments reject (never throw) with Node-style codes', async () => {
+test('bad arguments reject (never throw) with Node-style codes [C.args.reject]', async () => {
   const cases = [
     [() => procpin.sweep(1, { prefix: P }), 'ERR_INVALID_ARG_TYPE'],
     [() => procpin.sweep('', { prefix: P }), 'ERR_INVALID_ARG_VALUE'],
@@ -467,7 +468,7 @@ test('bad arguments reject (never throw) with Node-style codes', async () => {
   }
 });
 
-test('the candidate grammar matches its definition on arbitrary names (property)', async (t) => {
+test('the candidate grammar matches its definition on arbitrary names (property) [L3b.sweep.grammar]', async (t) => {
   const fc = (await import('fast-check')).default;
   const d = scratch(t);
   const INT32_MAX = 2 ** 31 - 1;
@@ -475,7 +476,9 @@ test('the candidate grammar matches its definition on arbitrary names (property)
   // Names built from the characters that matter: digits (zero included), separators, letters,
   // signs, and the prefix's own characters.
   const prefixArb = fc.stringMatching(/^[a-z0-9._+-]{1,6}$/);
-  const tailArb = fc.array(fc.constantFrom('0', '1', '2', '9', '-', '.', 'x', '+', ' ', '_'), { maxLength: 14 }).map((a) => a.join(''));
+  const tailArb = fc
+    .array(fc.constantFrom('0', '1', '2', '9', '-', '.', 'x', '+', ' ', '_'), { maxLength: 14 })
+    .map((a) => a.join(''));
   let runs = 0;
   await fc.assert(
     fc.asyncProperty(prefixArb, fc.uniqueArray(tailArb, { minLength: 1, maxLength: 40 }), async (prefix, tails) => {
