@@ -3,8 +3,9 @@
 //
 // Waking a blocked flock: the thread blocks every signal but one wake signal, whose no-op
 // handler is installed without SA_RESTART, so a tgkill makes the blocked flock return EINTR.
-// The wake signal is a real-time signal nobody else had (see AcquireWakeSignal); an
-// application's handler is never replaced nor reset.
+// The wake signal is a real-time signal nobody else had (see AcquireWakeSignal in
+// core/flock_wake.h); an application's handler is never replaced nor reset. The waiter and its
+// thread are in flock/waiter.h; this file is the JS binding and the environment's teardown.
 // A kick can land between the thread's look at `cancelled` and its entry into flock; the kick is
 // then lost, so a cancel keeps kicking (a timer on the loop) until the thread reports back.
 //
@@ -30,236 +31,31 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 #include <uv.h>
 
-#include <algorithm>
-#include <atomic>
 #include <mutex>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "core/flock_wake.h"
 #include "core/sys.h"
+#include "flock/waiter.h"
 #include "glue.h"
 
 namespace procpin {
 
-namespace {
-
-void NoopHandler(int) {}
-
-// The wake signal: a real-time signal whose disposition was the default (nobody's) when the first
-// wait needed one, from SIGRTMAX-1 downwards. Chosen once for the process, and never given back:
-// the handler lives in this library, which child/handle.cc pins for the life of the process, so it
-// can stay installed, and restoring SIG_DFL later could overwrite a handler that the application
-// set meanwhile. A signal that somebody else took after we chose it is left to them (the waits then
-// poll with LOCK_NB). When every candidate is taken, the waits poll too.
-std::mutex g_wake_mu;
-int g_wake_sig = 0;          // 0: not chosen yet; -1: none free
-std::atomic<int> g_wake{0};  // g_wake_sig, for the kick (read without the lock)
-
-bool IsOurs(const struct sigaction& sa) {
-  return !(sa.sa_flags & SA_SIGINFO) && sa.sa_handler == NoopHandler;
-}
-
-// The wake signal, or 0 when the waits must poll.
-int AcquireWakeSignal() {
-  std::lock_guard<std::mutex> g(g_wake_mu);
-  if (g_wake_sig == 0) {
-    g_wake_sig = -1;
-    for (int sig = SIGRTMAX - 1; sig >= SIGRTMIN + 2; --sig) {
-      struct sigaction old;
-      if (sigaction(sig, nullptr, &old) != 0) continue;
-      if (old.sa_handler != SIG_DFL || (old.sa_flags & SA_SIGINFO)) continue;
-      struct sigaction sa = {};
-      sa.sa_handler = NoopHandler;
-      sigfillset(&sa.sa_mask);
-      sa.sa_flags = 0;  // no SA_RESTART: the blocked flock must return EINTR
-      if (sigaction(sig, &sa, nullptr) == 0) {
-        g_wake_sig = sig;
-        g_wake.store(sig, std::memory_order_relaxed);
-        break;
-      }
-    }
-  }
-  if (g_wake_sig < 0) return 0;
-  // Still ours? Someone may have installed a handler of their own over it since.
-  struct sigaction cur;
-  if (sigaction(g_wake_sig, nullptr, &cur) != 0 || !IsOurs(cur)) return 0;
-  return g_wake_sig;
-}
-
-void SleepMicros(long us) {
-  struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
-  nanosleep(&ts, nullptr);
-}
-
-// Intrusive reference count: the JS thread and the waiting thread each hold one.
-template <typename T>
-struct Counted {
-  std::atomic<int> refs{1};
-  void Ref() { refs.fetch_add(1, std::memory_order_relaxed); }
-  void Unref() {
-    if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete static_cast<T*>(this);
-  }
-};
-
-// One wait. Shared by the JS thread and the waiting thread; every field below `op` is guarded
-// by `mu`.
-struct Waiter : Counted<Waiter> {
-  int op = 0;
-  bool blocking = true;  // false: no wake signal of ours, poll with LOCK_NB
-  int wake_sig = 0;      // the signal that interrupts a blocked flock (when blocking)
-  uv_thread_t thread{};  // joinable: joined on the JS thread, see (e)
-  std::mutex mu;
-  int fd = -1;    // our dup; see (b)
-  pid_t tid = 0;  // the thread's id for tgkill, set by the thread itself
-  bool started = false;
-  bool finished = false;  // the thread has its result and will not touch the lock again
-  bool cancelled = false;
-  // Given up on while still blocked: the wake signal stopped being ours (the application set a
-  // disposition of its own for it meanwhile), so no kick can interrupt this flock. The caller is
-  // told ECANCELED at once; the thread unlocks and closes the dup itself whenever flock returns
-  // (it sees `cancelled`), and is never joined: this library is pinned for the life of the
-  // process (child/handle.cc), so the thread can never run unmapped code.
-  bool abandoned = false;
-  int result = 0;
-
-  // Unlocks (when `unlock`) and closes the dup if it is still open. Caller holds mu.
-  void ReleaseFd(bool unlock) {
-    if (fd < 0) return;
-    if (unlock) sys::FlockOnce(fd, LOCK_UN);
-    close(fd);
-    fd = -1;
-  }
-  // Whether a kick can still interrupt a blocked flock. Caller holds mu.
-  bool Kickable() const {
-    struct sigaction cur;
-    return blocking && sigaction(wake_sig, nullptr, &cur) == 0 && IsOurs(cur);
-  }
-  // Interrupts a blocked flock. Caller holds mu; the thread is not joined before `finished`,
-  // so its id cannot have been reused here.
-  void Kick() {
-    // Never a signal for the application's own handler: only while the wake signal is ours.
-    if (blocking && started && !finished && tid > 0 && Kickable()) {
-      syscall(SYS_tgkill, getpid(), tid, wake_sig);
-    }
-  }
-  ~Waiter() { ReleaseFd(false); }
-};
-
-// Where finished threads leave their ids for the JS thread. `open` turns false (under mu)
-// before the async handle is closed, so no thread signals a closed handle.
-struct Mailbox : Counted<Mailbox> {
-  std::mutex mu;
-  bool open = true;
-  uv_async_t* async = nullptr;
-  std::vector<uint32_t> done;
-};
-
-// Every wait not yet delivered, in every environment of the process (JS threads only), so that a
-// second wait on an open file description that already has one is refused: flock(2) grants a
-// description that holds the lock at once, so an abort of the second wait, which must leave no
-// lock taken, would drop the lock the first one was granted.
-std::mutex g_pending_mu;
-std::vector<Waiter*> g_pending;
-
-// Whether descriptors a and b share one open file description. kcmp(2) says so exactly; where
-// it is missing or refused (CONFIG_KCMP off, a seccomp policy: it belongs to the ptrace family),
-// the same file counts as the same description, which refuses more than it must, never less.
-bool SameDescription(int a, int b) {
-  pid_t me = getpid();
-  long r = syscall(SYS_kcmp, me, me, 0 /* KCMP_FILE */, a, b);
-  if (r >= 0) return r == 0;
-  struct stat sa, sb;  // the raw call: glibc 2.33's fstat would raise the addon's glibc floor
-  if (syscall(SYS_fstat, a, &sa) != 0 || syscall(SYS_fstat, b, &sb) != 0) return false;
-  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
-// A wait that is still pending on the description behind `fd`. Caller holds g_pending_mu.
-bool PendingOn(int fd) {
-  for (Waiter* w : g_pending) {
-    std::lock_guard<std::mutex> wg(w->mu);
-    if (w->fd >= 0 && SameDescription(fd, w->fd)) return true;
-  }
-  return false;
-}
-
-void RemovePending(Waiter* w) {
-  std::lock_guard<std::mutex> g(g_pending_mu);
-  g_pending.erase(std::remove(g_pending.begin(), g_pending.end(), w), g_pending.end());
-}
-
-// What a thread is started with; it owns one reference to each.
-struct Job {
-  Waiter* waiter;
-  Mailbox* mailbox;
-  uint32_t id;
-};
-
-void WaitThread(void* arg) {
-  Job job = *static_cast<Job*>(arg);
-  delete static_cast<Job*>(arg);
-  Waiter* w = job.waiter;
-  // Created with every signal blocked; let only the wake signal in. (sigprocmask acts on the
-  // calling thread on Linux.)
-  sigset_t wake;
-  sigemptyset(&wake);
-  if (w->blocking) sigaddset(&wake, w->wake_sig);
-  if (w->blocking) sigprocmask(SIG_UNBLOCK, &wake, nullptr);
-  {
-    std::lock_guard<std::mutex> g(w->mu);
-    w->tid = static_cast<pid_t>(syscall(SYS_gettid));
-  }
-  int r;
-  for (;;) {
-    int fd;
-    {
-      std::lock_guard<std::mutex> g(w->mu);
-      if (w->cancelled) {
-        r = -ECANCELED;
-        break;
-      }
-      fd = w->fd;  // stays open until this thread sets `finished`
-    }
-    if (w->blocking) {
-      r = sys::FlockOnce(fd, w->op);
-      if (r == -EINTR) continue;
-      break;
-    }
-    r = sys::FlockOnce(fd, w->op | LOCK_NB);
-    if (r != -EWOULDBLOCK && r != -EINTR) break;
-    SleepMicros(2000);
-  }
-  {
-    std::lock_guard<std::mutex> g(w->mu);
-    if (r == 0 && w->cancelled) {
-      // Taken just as the caller gave up: give it back.
-      w->ReleaseFd(true);
-      r = -ECANCELED;
-    } else if (r != 0) {
-      w->ReleaseFd(false);
-    }
-    w->result = r;
-    w->finished = true;
-  }
-  Mailbox* m = job.mailbox;
-  {
-    std::lock_guard<std::mutex> g(m->mu);
-    if (m->open) {
-      m->done.push_back(job.id);
-      uv_async_send(m->async);
-    }
-  }
-  m->Unref();
-  w->Unref();
-}
-
-}  // namespace
+using flock::AcquireWakeSignal;
+using flock::g_pending;
+using flock::g_pending_mu;
+using flock::Job;
+using flock::Mailbox;
+using flock::PendingOn;
+using flock::RemovePending;
+using flock::SleepMicros;
+using flock::Waiter;
+using flock::WaitThread;
 
 // Per-environment state, used on the JS thread only (threads see the Mailbox).
 struct FlockRegistry {

@@ -6,8 +6,6 @@
 // is recorded in the entry; nothing here throws or aborts.
 #pragma once
 
-#include <sys/types.h>
-
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -74,35 +72,8 @@ int32_t ParseCandidate(std::string_view name, std::string_view prefix);
 // are). Blocking: run it off the event loop. The work is bounded by the directory's size.
 void SweepDirectory(const char* dir, const Options& opts, Report* report);
 
-// Removes the entry `name` in `dir` that the caller created and still holds open (and locked)
-// as `held_fd`: only if the name still names that inode, a directory's contents first, without
-// following links or crossing mounts. 0, or -errno with *syscall set (-ESTALE: the name now
-// names another inode; -EBUSY: a mount inside was left alone).
-int RemoveHeld(const char* dir, const char* name, int held_fd, const char** syscall);
-
-// Creates the entry `name` in `dir` exclusively (a directory, or a regular file) with exactly
-// `mode`, and returns an O_CLOEXEC descriptor on it holding LOCK_EX, checked to be still the inode
-// the name names. A file is created unnamed (O_TMPFILE), locked, then linked in, so it is never
-// visible unlocked; a directory is visible for the few microseconds between mkdirat and flock.
-// -EEXIST: the name is taken; -EAGAIN: a sweeper took the entry in that window (retry with
-// another name); other -errno with *syscall set.
-int CreateLocked(const char* dir, const char* name, bool directory, mode_t mode,
-                 const char** syscall);
-
-// The points of an entry's removal where the test build can run a test's function (SetTestHook),
-// so that a test can swap the entry (for a symlink, say) exactly there.
-enum class HookPoint : int {
-  kAfterCheck = 1,       // after lstat and the owner/pid checks, before the entry is opened
-  kAfterLock = 2,        // after the entry is open and locked, before the name is checked again
-  kBeforeContents = 3,   // a non-empty directory, checked: before its contents are removed
-  kBeforeUnlink = 4,     // after a directory's contents are gone, before the final check and unlink
-  kClaimBeforeLock = 5,  // CreateLocked: the entry exists under its name, before it is locked
-};
-#ifdef PROCPIN_TEST_HOOKS
-// Test injection (the test build only): `hook` runs at every HookPoint. Null (the default)
-// disables it.
-using Hook = void (*)(int dirfd, const char* name, HookPoint point);
-void SetTestHook(Hook hook);
-#endif
-
 }  // namespace procpin::sweep
+
+// The entries a claimant makes and removes itself, and the test build's hook points.
+#include "sweep_create.h"
+#include "sweep_hook.h"
