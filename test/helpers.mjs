@@ -67,6 +67,20 @@ export async function waitFor(cond, { timeout = 5000, interval = 5, what = 'cond
   }
 }
 
+/** Waits until the file at `path` holds whole JSON (another process writes it), then returns it parsed. */
+export function waitForJson(path, { timeout = 10000, what = `JSON in ${path}` } = {}) {
+  return waitFor(
+    () => {
+      try {
+        return JSON.parse(readFileSync(path, 'utf8'));
+      } catch {
+        return null;
+      }
+    },
+    { timeout, what },
+  );
+}
+
 /**
  * For tests that need something of the machine (root, a kernel feature, a tool). Outside CI a
  * missing need skips the test; under CI=true it fails, so a green CI never hides a skip.

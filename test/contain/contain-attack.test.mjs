@@ -4,17 +4,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import * as procpin from '../../dist/index.js';
-import { cgroupPlace } from '../../dist/contain/contain.js';
+import { cgroupBase, cgroupsOf, place } from './contain-helpers.mjs';
 import { isGone, isRoot, need, pkg, runCmd, runNode, tmpDir, waitFor } from '../helpers.mjs';
 
 const { spawnGroup } = procpin;
-const place = cgroupPlace();
-const cgroupBase = typeof place === 'string' ? null : place.base;
-
-function cgroupsOf(pid) {
-  if (cgroupBase === null) return [];
-  return readdirSync(cgroupBase).filter((n) => n.startsWith(`procpin-${pid}-`));
-}
 
 function available(mode) {
   if (mode === 'cgroup') return isRoot && cgroupBase !== null;

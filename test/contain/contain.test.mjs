@@ -5,40 +5,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn as cpSpawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as procpin from '../../dist/index.js';
 import { compileC } from '../oldkernel.mjs';
-import { CI, isRoot, need, pkg, procStat, runCmd, tmpDir, waitFor } from '../helpers.mjs';
-import { cgroupPlace } from '../../dist/contain/contain.js';
+import { CI, isRoot, need, pkg, procStat, runCmd, tmpDir, waitFor, waitForJson } from '../helpers.mjs';
+import { cgroupBase, cgroupsOf as ourCgroups, marked } from './contain-helpers.mjs';
 
 const { spawnGroup, sweepCgroups } = procpin;
 const MODES = ['pidns', 'cgroup'];
-const place = cgroupPlace();
-const cgroupBase = typeof place === 'string' ? null : place.base;
-
-// Live (not zombie) processes whose command line holds `token`, by the host's /proc.
-function marked(token) {
-  const pids = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    let cmd;
-    try {
-      cmd = readFileSync(`/proc/${name}/cmdline`, 'latin1');
-    } catch {
-      continue;
-    }
-    if (cmd !== `sleep\0${'1000.' + token}\0`) continue;
-    const st = procStat(Number(name));
-    if (st && st.state !== 'Z' && st.state !== 'X') pids.push(Number(name));
-  }
-  return pids;
-}
-
-function ourCgroups(pid = process.pid) {
-  if (cgroupBase === null) return [];
-  return readdirSync(cgroupBase).filter((n) => n.startsWith(`procpin-${pid}-`));
-}
 
 let seq = 0;
 function token() {
@@ -211,16 +186,7 @@ async function supervisor(mode, tok, out) {
   const sup = cpSpawn(process.execPath, ['--input-type=module', '-e', code], {
     stdio: ['ignore', 'inherit', 'inherit'],
   });
-  const info = await waitFor(
-    () => {
-      try {
-        return JSON.parse(readFileSync(out, 'utf8'));
-      } catch {
-        return null;
-      }
-    },
-    { timeout: 10000, what: 'the supervisor to start its group' },
-  );
+  const info = await waitForJson(out, { what: 'the supervisor to start its group' });
   await waitFor(() => marked(tok).length === 3, { timeout: 5000, what: 'three daemons' });
   return { sup, info };
 }

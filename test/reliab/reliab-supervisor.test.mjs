@@ -5,10 +5,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn as cpSpawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as procpin from '../../dist/index.js';
-import { isGone, liveMembers, need, pkg, procStat, tmpDir, waitFor } from '../helpers.mjs';
+import { isGone, liveMembers, need, pkg, procStat, tmpDir, waitFor, waitForJson } from '../helpers.mjs';
 
 const ready = typeof procpin.spawnGroup === 'function';
 
@@ -31,16 +30,7 @@ test("a SIGKILLed supervisor's group leader dies by the parent-death signal with
   let leader;
   let pgid;
   try {
-    const info = await waitFor(
-      () => {
-        try {
-          return JSON.parse(readFileSync(out, 'utf8'));
-        } catch {
-          return null;
-        }
-      },
-      { timeout: 10000, what: 'the supervisor to start its group' },
-    );
+    const info = await waitForJson(out, { what: 'the supervisor to start its group' });
     leader = info.leader;
     pgid = leader;
     assert.equal(procStat(leader).ppid, sup.pid);
