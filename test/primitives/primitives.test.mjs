@@ -332,21 +332,10 @@ function closeRangeScript(call) {
 
 async function runClose(call, env = {}) {
   const devnull = HIGH.map(() => openSync('/dev/null', 'r'));
-  const stdio = ['ignore', 'pipe', 'pipe'];
-  for (let i = 3; i < 100; i++) stdio.push('ignore');
-  stdio.push(...devnull);
-  const r = await new Promise((resolve, reject) => {
-    const c = spawn(process.execPath, ['--input-type=module', '-e', closeRangeScript(call)], {
-      stdio,
-      env: { ...process.env, ...env },
-    });
-    let stdout = '';
-    let stderr = '';
-    c.stdout.on('data', (x) => (stdout += x));
-    c.stderr.on('data', (x) => (stderr += x));
-    c.on('error', reject);
-    c.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  const extraStdio = [];
+  for (let i = 3; i < 100; i++) extraStdio.push('ignore');
+  extraStdio.push(...devnull);
+  const r = await runNode(closeRangeScript(call), { env, extraStdio });
   for (const fd of devnull) closeSync(fd);
   assert.equal(r.code, 0, r.stderr);
   const out = JSON.parse(r.stdout.trim().split('\n').pop());
