@@ -99,6 +99,13 @@ export function tmpDir(prefix = 'procpin-test-') {
   return { path: d, [Symbol.dispose]: () => rmSync(d, { recursive: true, force: true }) };
 }
 
+/** A {@link tmpDir} removed after the test `t`. */
+export function tmpDirFor(t, prefix) {
+  const d = tmpDir(prefix);
+  t.after(() => d[Symbol.dispose]());
+  return d;
+}
+
 /**
  * Runs a command; resolves with { code, signal, stdout, stderr }; SIGKILLs it after `timeout` ms.
  * `env` adds variables; `extraStdio` gives child_process stdio entries for descriptors 3 and up.

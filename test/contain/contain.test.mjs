@@ -9,7 +9,7 @@ import { existsSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as procpin from '../../dist/index.js';
 import { compileC } from '../oldkernel.mjs';
-import { CI, isRoot, need, pkg, procStat, runCmd, tmpDir, waitFor, waitForJson } from '../helpers.mjs';
+import { CI, isRoot, need, pkg, procStat, runCmd, tmpDirFor, waitFor, waitForJson } from '../helpers.mjs';
 import { cgroupBase, cgroupsOf as ourCgroups, marked } from './contain-helpers.mjs';
 
 const { spawnGroup, sweepCgroups } = procpin;
@@ -63,8 +63,7 @@ for (const mode of MODES) {
   test(`${mode}: the daemons do not outlive the leader's own exit [L3a.contain.escape]`, async (t) => {
     if (!need(t, available(mode), `${mode} needs root here`)) return;
     const tok = token();
-    const dir = tmpDir('procpin-contain-');
-    t.after(() => dir[Symbol.dispose]());
+    const dir = tmpDirFor(t, 'procpin-contain-');
     const go = join(dir.path, 'go');
     const g = spawnGroup('sh', attack(tok, `while [ ! -e ${go} ]; do sleep 0.01; done; exit 5`), {
       contain: mode,
@@ -193,8 +192,7 @@ async function supervisor(mode, tok, out) {
 
 test('pidns: nothing of the command lives 2 s after its supervisor is SIGKILLed [L3a.contain.pidns-sigkill]', async (t) => {
   if (!need(t, available('pidns'), 'pidns')) return;
-  const dir = tmpDir('procpin-contain-');
-  t.after(() => dir[Symbol.dispose]());
+  const dir = tmpDirFor(t, 'procpin-contain-');
   const tok = token();
   const { sup, info } = await supervisor('pidns', tok, join(dir.path, 'info'));
   assert.equal(info.containment, 'pidns');
@@ -204,8 +202,7 @@ test('pidns: nothing of the command lives 2 s after its supervisor is SIGKILLed 
 
 test("cgroup: a SIGKILLed supervisor's cgroup lives until a successor's sweepCgroups ends and removes it; a live supervisor's is kept [L3b.cgroups.sweep]", async (t) => {
   if (!need(t, available('cgroup'), 'cgroup needs root here')) return;
-  const dir = tmpDir('procpin-contain-');
-  t.after(() => dir[Symbol.dispose]());
+  const dir = tmpDirFor(t, 'procpin-contain-');
   const tok = token();
   const { sup, info } = await supervisor('cgroup', tok, join(dir.path, 'info'));
   assert.equal(info.containment, 'cgroup');
@@ -298,8 +295,7 @@ test("unprivileged, user namespaces refused: 'auto' falls back and says why; exp
   if (!need(t, isRoot && setpriv !== null, 'root and setpriv to become uid 65534')) return;
   const bin = compileC('nouserns');
   if (!need(t, bin !== null, `cc: ${compileC.lastError}`)) return;
-  const dir = tmpDir('procpin-contain-');
-  t.after(() => dir[Symbol.dispose]());
+  tmpDirFor(t, 'procpin-contain-');
   const mark = join('/tmp', `procpin-nouserns-${token()}`);
   const code = `
     import { spawnGroup } from ${pkg};

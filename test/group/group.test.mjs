@@ -14,14 +14,14 @@ import { createRequire } from 'node:module';
 const { binding } = createRequire(import.meta.url)('../../dist/binding.js');
 import {
   isGone,
-  procStatus,
-  runNode,
   liveMembers,
   openFds,
   ourZombies,
   parseStat,
   procState,
-  tmpDir,
+  procStatus,
+  runNode,
+  tmpDirFor,
   waitFor,
 } from '../helpers.mjs';
 
@@ -63,8 +63,7 @@ function phasesOf(pidRef, t) {
 }
 
 function workdir(t) {
-  const d = tmpDir('procpin-group-');
-  t.after(() => d[Symbol.dispose]());
+  const d = tmpDirFor(t, 'procpin-group-');
   return d.path;
 }
 
