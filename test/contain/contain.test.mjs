@@ -175,7 +175,8 @@ test('pidns: a signal to the group reaches every process of the namespace; pid n
   await noSurvivors(tok);
 });
 
-async function supervisor(mode, tok, out) {
+async function supervisor(t, mode, tok) {
+  const out = join(tmpDirFor(t, 'procpin-contain-').path, 'info');
   const code = `
     import { spawnGroup } from ${pkg};
     import { writeFileSync } from 'node:fs';
@@ -192,9 +193,8 @@ async function supervisor(mode, tok, out) {
 
 test('pidns: nothing of the command lives 2 s after its supervisor is SIGKILLed [L3a.contain.pidns-sigkill]', async (t) => {
   if (!need(t, available('pidns'), 'pidns')) return;
-  const dir = tmpDirFor(t, 'procpin-contain-');
   const tok = token();
-  const { sup, info } = await supervisor('pidns', tok, join(dir.path, 'info'));
+  const { sup, info } = await supervisor(t, 'pidns', tok);
   assert.equal(info.containment, 'pidns');
   sup.kill('SIGKILL');
   await noSurvivors(tok, 2000);
@@ -202,9 +202,8 @@ test('pidns: nothing of the command lives 2 s after its supervisor is SIGKILLed 
 
 test("cgroup: a SIGKILLed supervisor's cgroup lives until a successor's sweepCgroups ends and removes it; a live supervisor's is kept [L3b.cgroups.sweep]", async (t) => {
   if (!need(t, available('cgroup'), 'cgroup needs root here')) return;
-  const dir = tmpDirFor(t, 'procpin-contain-');
   const tok = token();
-  const { sup, info } = await supervisor('cgroup', tok, join(dir.path, 'info'));
+  const { sup, info } = await supervisor(t, 'cgroup', tok);
   assert.equal(info.containment, 'cgroup');
   const live = spawnGroup('sleep', ['1000'], { contain: 'cgroup', stdio: 'ignore' });
   const [name] = ourCgroups(sup.pid);
