@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -41,11 +42,9 @@ unsigned long long StartTime(pid_t pid) {
 // directory, a start time that changed says the same (equal start times prove nothing more).
 bool NumberIsItsOwn(ChildState* s) {
   if (s->procdir >= 0) {
-    int f = static_cast<int>(syscall(SYS_openat, s->procdir, "stat", O_RDONLY | O_CLOEXEC));
-    if (f >= 0) {
-      close(f);
-      return true;
-    }
+    // A lookup only (nothing is read): it fails with ESRCH once the process is reaped.
+    struct stat st;
+    if (fstatat(s->procdir, "comm", &st, 0) == 0) return true;
     return errno != ESRCH && errno != ENOENT;
   }
   unsigned long long now;
