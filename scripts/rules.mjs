@@ -806,6 +806,8 @@ export const RULES = [
       "'a released group holds no descriptor and leaves no zombie",
       "'with piped stdio a released group holds no descriptor",
       "'a failed reap still releases the group",
+      "'a leader reaped by someone else after its exit was read",
+      "'a reap of the leader that fails with",
     ],
     pending: ["'pidns: no descriptor of the namespace is left open in the supervisor"],
   },
@@ -831,7 +833,10 @@ export const RULES = [
     id: 'L3a.subreaper',
     rule: 'Members re-parented to a subreaper supervisor are reaped: a cleaned group leaves no zombie',
     section: 'Layer 3a',
-    tests: ["'a supervisor that is a subreaper reaps the members re-parented to it"],
+    tests: [
+      "'a supervisor that is a subreaper reaps the members re-parented to it",
+      "'a PID 1 supervisor",
+    ],
   },
   {
     id: 'L3a.options',

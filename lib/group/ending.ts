@@ -5,6 +5,7 @@
  * @internal
  * @module
  */
+import { constants as osConstants } from 'node:os';
 import { isMainThread } from 'node:worker_threads';
 import { binding } from '../binding';
 import { endContainments } from '../contain/contain';
@@ -47,6 +48,9 @@ function onEndingSignal(sig: NodeJS.Signals): void {
   endContainments();
   for (const s of ENDING_SIGNALS) process.removeListener(s, onEndingSignal);
   process.kill(process.pid, sig);
+  // Still here: the default action was not taken. PID 1 of a pid namespace (a container's init)
+  // is not ended by a signal it has no handler for; end with the status a shell reports for it.
+  process.exit(128 + (osConstants.signals[sig] ?? 0));
 }
 
 function killLiveGroups(): void {

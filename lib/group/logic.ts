@@ -394,12 +394,19 @@ export class GroupCleanup {
   private release(): void {
     this.ours = false;
     let info = this.exitInfo;
+    let failed: unknown = null;
     if (!this.leaderLost) {
       try {
         info = this.ops.reapLeader();
         this.publish('reaped');
-      } catch {
-        // Reaped by someone else (SIGCHLD ignored, a stray wait): the exit read before stands.
+      } catch (err) {
+        // Reaped by someone else after its exit was read (SIGCHLD ignored, a PID 1 that reaps
+        // every zombie it finds): the exit read before stands. Any other failure (the leader not
+        // exited, another errno, a loss before any exit was read) rejects closed; the group is
+        // released all the same.
+        const lostAfterExit =
+          info !== null && (err as { code?: unknown })?.code === 'ERR_PROCPIN_CHILD_LOST';
+        if (!lostAfterExit) failed = err;
       }
     }
     try {
@@ -414,6 +421,10 @@ export class GroupCleanup {
     this.publish('released');
     if (this.leaderLost) {
       this.rejectClosed(this.lostError ?? new Error('The group leader was lost to a foreign reap'));
+      return;
+    }
+    if (failed !== null) {
+      this.rejectClosed(failed);
       return;
     }
     this.resolveClosed({

@@ -243,7 +243,7 @@ Napi::Value Adopt(Napi::Env env, Registry* reg, pid_t pid, int pidfd, Kind kind,
   s->kind = kind;
   s->pid = pid;
   s->pidfd = pidfd;
-  if (s->child() && pidfd < 0) s->start = StartTime(pid);
+  if (s->child() && pidfd < 0) TakeIdentity(s);
   s->cb = Napi::Persistent(cb);
   s->ctx =
       std::make_unique<Napi::AsyncContext>(env, s->child() ? "procpin:child" : "procpin:process");

@@ -91,6 +91,10 @@ void ClosePidfd(ChildState* s) {
     close(s->pidfd);
     s->pidfd = -1;
   }
+  if (s->procdir >= 0) {
+    close(s->procdir);
+    s->procdir = -1;
+  }
 }
 
 }  // namespace procpin::child

@@ -18,7 +18,10 @@
 // Identity is the pidfd. While one is held every wait is waitid(P_PIDFD) and every signal
 // pidfd_send_signal, so a child that someone else reaped (a foreign waitpid(-1), SIGCHLD set to
 // ignored) is seen as lost (ECHILD) and nothing ever reaches the process that got its number.
-// Without a pidfd (Linux < 5.3) the number is used, only while the child is provably unreaped.
+// Without a pidfd (Linux < 5.3) the number is used, only while the child is provably unreaped:
+// its /proc/PID directory, opened at spawn, still finds it (a number reissued to another child of
+// ours, a re-parented orphan when we are PID 1 or a subreaper, would pass the waitid alone, and a
+// start time has only clock-tick resolution).
 #pragma once
 
 #include <napi.h>
@@ -86,10 +89,15 @@ struct ChildState {
   Kind kind = Kind::kChild;
   State state = State::kRunning;
   pid_t pid = -1;
-  int pidfd = -1;                // private: watched by libuv, used for every wait and signal
-  int pub_fd = -1;               // the duplicate handed out as Child.pidfd, made on first use
-  int end_slot = -1;             // the end-kill table entry of a group leader
-  unsigned long long start = 0;  // without a pidfd: its start time, the identity of its number
+  int pidfd = -1;     // private: watched by libuv, used for every wait and signal
+  int pub_fd = -1;    // the duplicate handed out as Child.pidfd, made on first use
+  int end_slot = -1;  // the end-kill table entry of a group leader
+  // Without a pidfd: /proc/PID of the child, opened at spawn. The directory is bound to the
+  // process, not to the number: once the child is reaped (by anyone) every lookup in it fails
+  // with ESRCH, even when the number names another process. -1 with a pidfd, or when /proc is not
+  // this pid namespace's; then `start` (its start time at spawn) is all there is.
+  int procdir = -1;
+  unsigned long long start = 0;
   Watch watch;
   Napi::FunctionReference cb;  // the exit callback, until delivered
   std::unique_ptr<Napi::AsyncContext> ctx;
@@ -107,8 +115,9 @@ struct ChildState {
 // waitid on our own child, through its pidfd when there is one, by pid otherwise. Async-signal
 // safe (the end-kill table uses it).
 int WaitChild(int pidfd, pid_t pid, siginfo_t* si, int options);
-// The start time of `pid` (/proc/PID/stat field 22), or 0 when it cannot be read.
-unsigned long long StartTime(pid_t pid);
+// Without a pidfd: what names the child besides its number (its /proc/PID directory, its start
+// time), read at spawn.
+void TakeIdentity(ChildState* s);
 // A WNOHANG | WNOWAIT look at an unreaped child: 0 (si->si_pid 0 while it runs) or -errno.
 // ECHILD makes it kLost.
 int Peek(ChildState* s, siginfo_t* si);

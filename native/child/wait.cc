@@ -7,11 +7,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 
+#include "../core/proc.h"
 #include "../core/sys.h"
 #include "../endkill.h"
 #include "signal.h"
@@ -24,6 +27,30 @@ namespace {
 // Whether waitid takes P_PIDFD (Linux 5.4); probed on first use. 0 unknown, 1 yes, 2 no.
 std::atomic<int> g_wait_pidfd{0};
 
+// The start time of `pid` (/proc/PID/stat field 22), or 0 when it cannot be read.
+unsigned long long StartTime(pid_t pid) {
+  int procfd = proc::OpenProc();
+  if (procfd < 0) return 0;
+  proc::Stat st;
+  int r = proc::ReadStat(procfd, pid, &st);
+  close(procfd);
+  return r == 0 ? st.start_time : 0;
+}
+
+// Without a pidfd: whether the child's number is still its own (it is not reaped yet). Its
+// /proc/PID directory answers ESRCH once it is reaped, whoever has the number now; without the
+// directory, a start time that changed says the same (equal start times prove nothing more).
+bool NumberIsItsOwn(ChildState* s) {
+  if (s->procdir >= 0) {
+    // A lookup only (nothing is read): it fails with ESRCH once the process is reaped.
+    struct stat st;
+    if (fstatat(s->procdir, "comm", &st, 0) == 0) return true;
+    return errno != ESRCH && errno != ENOENT;
+  }
+  unsigned long long now;
+  return s->start == 0 || (now = StartTime(s->pid)) == s->start || now == 0;
+}
+
 // One look or reap. An unreaped child only; ECHILD makes it kLost.
 int Wait(ChildState* s, siginfo_t* si, int options) {
   if (!s->unreaped()) {
@@ -31,8 +58,7 @@ int Wait(ChildState* s, siginfo_t* si, int options) {
     return -ECHILD;
   }
   int r;
-  unsigned long long now;
-  if (s->pidfd < 0 && s->start != 0 && (now = StartTime(s->pid)) != s->start && now != 0) {
+  if (s->pidfd < 0 && !NumberIsItsOwn(s)) {
     // No pidfd: the number names another process of ours now (ours was reaped by someone else
     // and the number reissued). Never wait for it, never signal it.
     memset(si, 0, sizeof *si);
@@ -67,22 +93,16 @@ int WaitChild(int pidfd, pid_t pid, siginfo_t* si, int options) {
   return sys::Waitid(P_PID, static_cast<unsigned>(pid), si, options);
 }
 
-unsigned long long StartTime(pid_t pid) {
-  char path[64];
-  snprintf(path, sizeof path, "/proc/%d/stat", pid);
-  int f = open(path, O_RDONLY | O_CLOEXEC);
-  if (f < 0) return 0;
-  char buf[1024];
-  ssize_t n = read(f, buf, sizeof buf - 1);
-  close(f);
-  if (n <= 0) return 0;
-  buf[n] = '\0';
-  const char* p = strrchr(buf, ')');
-  if (!p) return 0;
-  for (int field = 2; field < 22 && *p; ++p) {
-    if (*p == ' ') ++field;
+void TakeIdentity(ChildState* s) {
+  int procfd = proc::OpenProc();
+  if (procfd >= 0) {
+    char name[16];
+    snprintf(name, sizeof name, "%d", s->pid);
+    int d = static_cast<int>(syscall(SYS_openat, procfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    close(procfd);
+    s->procdir = d < 0 ? -1 : d;
   }
-  return strtoull(p, nullptr, 10);
+  s->start = StartTime(s->pid);
 }
 
 int Peek(ChildState* s, siginfo_t* si) { return Wait(s, si, WNOWAIT); }

@@ -45,7 +45,8 @@ function harness(opts = {}) {
     onSignal = () => {},
     abortedAtStart = false,
     lookThrows = false,
-    reapThrows = false,
+    // An error (or a function making one) the reap throws instead of reaping: the injected op.
+    reapError = null,
   } = opts;
   const log = [];
   const phases = [];
@@ -94,7 +95,10 @@ function harness(opts = {}) {
       return h.leader === 'running' ? null : h.info;
     },
     reapLeader() {
-      if (reapThrows) throw Object.assign(new Error('ECHILD'), { code: 'ECHILD' });
+      if (reapError) {
+        log.push(['reap-failed']);
+        throw typeof reapError === 'function' ? reapError(h) : reapError;
+      }
       assert.equal(h.leader, 'exited', 'reaped a leader that had not exited');
       log.push(['reap']);
       h.leader = 'reaped';
@@ -499,14 +503,27 @@ test('a leader that can no longer be waited for is never signalled: the number i
   assert.equal(h.group.state, 'released');
 });
 
-test('a failed reap still releases the group with the exit read before [L3a.release.no-fd]', async () => {
-  const h = harness({ reapThrows: true });
+const codedError = (code) => Object.assign(new Error(code), { code });
+
+test('a leader reaped by someone else after its exit was read releases the group with that exit [L3a.release.no-fd]', async () => {
+  const h = harness({ reapError: codedError('ERR_PROCPIN_CHILD_LOST') });
   h.exitAndWatch(exitInfo(5));
   const result = await h.group.closed;
   assert.equal(result.exitCode, 5);
   assert.equal(h.group.state, 'released');
-  assert.deepEqual(last(h.log), ['close', 'exited']);
+  assert.deepEqual(h.log.slice(-2), [['reap-failed'], ['close', 'exited']]);
 });
+
+for (const code of ['ERR_PROCPIN_NOT_EXITED', 'ECHILD', 'EINVAL']) {
+  test(`a reap of the leader that fails with ${code} rejects closed with that error and still releases the group [L3a.release.no-fd]`, async () => {
+    const h = harness({ reapError: codedError(code) });
+    h.exitAndWatch(exitInfo(5));
+    await assert.rejects(h.group.closed, { code });
+    assert.equal(h.group.state, 'released');
+    assert.equal(h.group.holdsGroup, false);
+    assert.deepEqual(h.log.slice(-2), [['reap-failed'], ['close', 'exited']]);
+  });
+}
 
 test('a throwing diagnostics subscriber does not stop the cleanup [C.diag.group]', async () => {
   const h = harness();

@@ -50,7 +50,10 @@ async function inNamespace(env, names = [], wrapper = []) {
     dir[Symbol.dispose]();
   }
   const lines = r.stdout.split('\n').filter((l) => l.startsWith('{'));
-  const out = Object.fromEntries(lines.map((l) => JSON.parse(l)).map((o) => [o.name, o]));
+  const all = lines.map((l) => JSON.parse(l));
+  const out = Object.fromEntries(all.map((o) => [o.name, o]));
+  // Every line, in order, for a scenario run several times over ('name*N').
+  Object.defineProperty(out, 'all', { value: all });
   assert.equal(r.code, 0, `namespace run failed: ${r.stderr}\n${lines.map((l) => JSON.parse(l).name).join(',')}`);
   return out;
 }
@@ -63,18 +66,28 @@ function assertNoStrangerSignalled(o) {
 }
 
 test(
-  'old kernel without pidfds (seccomp): a child reaped by a foreign wait whose number a stranger took is reported lost, and the stranger gets nothing [K.no-pidfd]',
-  {
-    timeout: 120000,
-    todo: 'open: exited can stay pending on this path',
-  },
+  'old kernel without pidfds (seccomp): a child reaped by a foreign wait whose number a stranger (also our child) took is reported lost, and the stranger gets nothing [K.no-pidfd]',
+  { timeout: 300000 },
   async (t) => {
     if (!need(t, canPidNs && ready && oldKernel, 'needs root, unshare --pid and the seccomp wrapper')) return;
-    const out = await inNamespace({}, ['foreign-reap-child'], [oldKernel]);
-    const lostChild = out['foreign-reap-child'];
-    assertNoStrangerSignalled(lostChild);
+    // The stranger is re-parented to the namespace's PID 1, the supervisor: a child of ours by
+    // number, often started in the same clock tick as the lost child. 20 runs in one namespace.
+    const rounds = 20;
+    const out = await inNamespace({}, [`foreign-reap-child*${rounds}`], [oldKernel]);
     const lost = 'ERR_PROCPIN_CHILD_LOST';
-    assert.deepEqual(lostChild.returned, [false, false, false, lost, lost, lost], 'a foreign reap is reported as lost');
+    const failures = [];
+    for (const run of out.all) {
+      try {
+        assertNoStrangerSignalled(run);
+        assert.deepEqual(run.returned, [false, false, false, lost, lost, lost], 'a foreign reap is reported as lost');
+      } catch (err) {
+        failures.push(err.message.split('\n')[0]);
+      }
+    }
+    const passed = out.all.length - failures.length;
+    t.diagnostic(`${passed} of ${rounds} runs: lost reported, the stranger untouched`);
+    assert.deepEqual(failures, [], `${passed} of ${rounds} runs passed`);
+    assert.equal(out.all.length, rounds, 'every run reported');
   },
 );
 
