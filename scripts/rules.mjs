@@ -334,6 +334,9 @@ export const RULES = [
     rule: "stdio takes 'pipe' | 'inherit' | 'ignore', arrays, fd numbers, null and Streams with a descriptor",
     section: 'Layer 2',
     tests: [
+      "\"a child's stdout given to a group's leader as its stdin is read by that leader only",
+      "'a stream handed to a child is read here again once this process asks",
+
       "'a pipe round trip through cat",
       "'32 MiB through cat arrive intact",
       "'a child that does not read makes write() return false",
@@ -424,6 +427,8 @@ export const RULES = [
     rule: 'A failed start throws synchronously with code, syscall, path and spawnargs, and leaves no zombie',
     section: 'Layer 2',
     tests: [
+      "'a failed spawn leaves a stream given in stdio as it was",
+
       "'a missing program throws ENOENT (execve, path, spawnargs)",
       "'a file without execute permission throws EACCES",
       "'a missing cwd throws ENOENT with syscall chdir",
@@ -567,6 +572,8 @@ export const RULES = [
     rule: "A failed start emits 'error' then 'close' asynchronously, shaped as child_process's, and throws nothing",
     section: 'Layer 2b',
     tests: [
+      "'a failed start leaves a stream given in stdio as it was",
+
       "\"a failed start emits 'error' then 'close' asynchronously",
       "'a cwd that does not exist is an ENOENT error event",
     ],
@@ -589,6 +596,8 @@ export const RULES = [
     rule: "child_process's options; windowsHide accepted, detached = new session, 'ipc' refused",
     section: 'Layer 2b',
     tests: [
+      '"a connected socket given as a child\'s stdin is read by the child only',
+
       "'detached: true makes the group a new session",
       "'windowsHide and windowsVerbatimArguments are accepted",
       "'argument combinations are validated as child_process does",

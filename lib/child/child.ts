@@ -12,7 +12,7 @@ import { codedError, ERRNO, errnoException } from '../errors';
 import { SIGNALS, validateSignal, type Signal } from '../signals';
 import { spawn } from './spawn';
 import { leaderRefusal, offerLeader } from './leader';
-import type { SpawnSpec } from './spawn-options';
+import { handOverStreams, type SpawnSpec } from './spawn-options';
 import { toWaitInfo, type WaitInfo } from './waitinfo';
 
 // What was in this module before it was split: importable from here as before.
@@ -353,7 +353,9 @@ function openStream(fd: number, i: number): Readable | Writable | Duplex {
 
 /** Starts what prepareSpawn (./spawn-options) validated. @internal */
 export function startChild(spec: SpawnSpec): Child {
-  return new Child(kInternal, spec);
+  const child = new Child(kInternal, spec);
+  handOverStreams(spec.handedOver);
+  return child;
 }
 
 /**
@@ -361,5 +363,7 @@ export function startChild(spec: SpawnSpec): Child {
  * ./leader) and then holds. Until claimed it is its spawner's, as any Child. @internal
  */
 export function startLeader(spec: SpawnSpec): Child {
-  return new Child(kInternal, spec, true);
+  const child = new Child(kInternal, spec, true);
+  handOverStreams(spec.handedOver);
+  return child;
 }

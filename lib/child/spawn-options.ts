@@ -113,6 +113,8 @@ export interface SpawnSpec {
   cgroupProcs?: number;
   /** The last `internal` stdio entries are procpin's own: their descriptors get no stream. */
   internal?: number;
+  /** Streams of stdio entries read through their handle here: see {@link handOverStreams}. */
+  handedOver?: readonly object[];
 }
 
 /** @internal A rewrite of the spec just before the spawn (containment's hook). */
@@ -195,7 +197,8 @@ export function prepareSpawn(
   let argv0 = execFile;
   if (opts.argv0 !== undefined) argv0 = validateCString(opts.argv0, 'options.argv0', caller);
 
-  const stdio = normalizeStdio(opts.stdio, caller);
+  const handedOver: object[] = [];
+  const stdio = normalizeStdio(opts.stdio, handedOver, caller);
 
   let group: number = GROUPS.new;
   if (opts.processGroup !== undefined) {
@@ -248,6 +251,7 @@ export function prepareSpawn(
     closeFds,
     uid,
     gid,
+    handedOver,
   };
 }
 
@@ -261,6 +265,7 @@ function execCandidates(file: string, pathVar: string | undefined): string[] {
 
 function normalizeStdio(
   stdio: SpawnOptions['stdio'],
+  handedOver: object[],
   caller: (...a: never[]) => unknown,
 ): number[] {
   let list: unknown[];
@@ -297,6 +302,7 @@ function normalizeStdio(
     }
     if (typeof e === 'object') {
       const fd = streamFd(e);
+      if (fd !== null && directFd(e) === null && !handedOver.includes(e)) handedOver.push(e);
       if (fd !== null) return fd;
       throw invalidArgValue(
         `options.stdio[${i}]`,
@@ -317,10 +323,48 @@ function normalizeStdio(
 // The descriptor under a Stream, as child_process finds it: `fd` (process.stdout, fs streams
 // once open) or the handle's (a net.Socket, a pipe).
 function streamFd(e: object): number | null {
-  const direct = (e as { fd?: unknown }).fd;
-  if (typeof direct === 'number' && Number.isInteger(direct) && direct >= 0) return direct;
+  const direct = directFd(e);
+  if (direct !== null) return direct;
   const handle = (e as { _handle?: { fd?: unknown } | null })._handle;
   const fd = handle?.fd;
   if (typeof fd === 'number' && Number.isInteger(fd) && fd >= 0) return fd;
   return null;
+}
+
+function directFd(e: object): number | null {
+  const direct = (e as { fd?: unknown }).fd;
+  return typeof direct === 'number' && Number.isInteger(direct) && direct >= 0 ? direct : null;
+}
+
+interface ReadingHandle {
+  reading?: boolean;
+  readStop?: () => number;
+}
+
+/**
+ * After a successful start, as child_process does with a Stream given by its handle (a child's
+ * stdout, a net.Socket): this process stops reading it, so that the bytes go to the child and
+ * not to both. The handle stops reading and the stream is paused (not flowing, no read pending);
+ * reading it again (`resume()`, `read()`) starts the handle again, the parent's choice. A stream given by its `fd` (process.stdout, an fs stream) is left as it is, as
+ * child_process leaves it. A failed start leaves every stream untouched. @internal
+ */
+export function handOverStreams(streams: readonly object[] | undefined): void {
+  for (const s of streams ?? []) {
+    const stream = s as {
+      _handle?: ReadingHandle | null;
+      pause?: () => unknown;
+      readableFlowing?: boolean | null;
+      _readableState?: { reading?: boolean };
+    };
+    const handle = stream._handle;
+    if (handle && typeof handle.readStop === 'function') {
+      handle.reading = false;
+      handle.readStop();
+    }
+    if (typeof stream.pause === 'function') stream.pause();
+    if (stream._readableState) {
+      stream.readableFlowing = false;
+      stream._readableState.reading = false;
+    }
+  }
 }

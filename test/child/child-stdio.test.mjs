@@ -3,9 +3,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, openSync, readFileSync, readlinkSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { spawn } from '../../dist/index.js';
+import { spawn, spawnGroup } from '../../dist/index.js';
 import { openFds, pkg, procState, runNode, tmpDirFor, waitFor } from '../helpers.mjs';
 
 function collect(stream, encoding = 'utf8') {
@@ -167,4 +167,49 @@ test('a failed spawn closes the pipes it made [L2.spawn.fail]', () => {
     });
   }
   assert.equal(openFds().length, n0);
+});
+
+test("a child's stdout given to a group's leader as its stdin is read by that leader only: every byte arrives, this process reads none [L2.spawn.stdio]", async (t) => {
+  const dir = tmpDirFor(t);
+  const file = join(dir.path, 'data');
+  const data = randomBytes(4 * 1024 * 1024);
+  writeFileSync(file, data);
+  const producer = spawn('cat', [file], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const group = spawnGroup('sha256sum', { stdio: [producer.stdout, 'pipe', 'inherit'] });
+  t.after(() => group[Symbol.asyncDispose]());
+  // The handle no longer reads here and the stream is paused, not flowing.
+  assert.equal(producer.stdout._handle.reading, false);
+  assert.equal(producer.stdout.readableFlowing, false);
+  const sum = collect(group.leader.stdout);
+  assert.equal((await group.exited).exitCode, 0);
+  assert.equal((await sum).split(' ')[0], createHash('sha256').update(data).digest('hex'));
+  assert.equal((await finish(producer)).exitCode, 0);
+  assert.equal(producer.stdout.bytesRead, 0, 'this process read none of the bytes');
+  assert.equal(producer.stdout.readableLength, 0);
+  producer.stdout.destroy();
+});
+
+test('a stream handed to a child is read here again once this process asks: the rest of the bytes come here [L2.spawn.stdio]', async () => {
+  const src = spawn('cat', { stdio: ['pipe', 'pipe', 'inherit'] });
+  const reader = spawn('head', ['-n1'], { stdio: [src.stdout, 'pipe', 'inherit'] });
+  const first = collect(reader.stdout);
+  src.stdin.write('one\n');
+  assert.equal(await first, 'one\n');
+  assert.equal((await finish(reader)).exitCode, 0);
+  assert.equal(src.stdout.readableFlowing, false, 'paused while the reader had it');
+  const rest = collect(src.stdout);
+  src.stdout.resume();
+  src.stdin.end('two\n');
+  assert.equal(await rest, 'two\n');
+  assert.equal((await finish(src)).exitCode, 0);
+});
+
+test('a failed spawn leaves a stream given in stdio as it was: this process still reads it [L2.spawn.fail]', async () => {
+  const src = spawn('printf', ['kept'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  assert.throws(() => spawn('procpin-no-such-program', [], { stdio: [src.stdout, 'pipe', 'pipe'] }), {
+    code: 'ENOENT',
+  });
+  assert.notEqual(src.stdout.readableFlowing, false);
+  assert.equal(await collect(src.stdout), 'kept');
+  assert.equal((await finish(src)).exitCode, 0);
 });

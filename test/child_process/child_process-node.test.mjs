@@ -56,28 +56,26 @@ test("two children's stdout given one child's stdin merge into it: (cat; cat) | 
   ]);
 });
 
-// Open finding: a child's stdout handed to another child as a Stream is still read by this
-// process (child_process stops reading it, then lets it be read after that child exited), so
-// the data can go to the wrong reader and this case can hang.
-test(
-  "a child's stdout given as another child's stdin can be read once that child exited (Node: test-child-process-stdio-reuse-readable-stdio) [L2b.node-cases]",
-  { skip: 'open: the handed-over stdout is still read here' },
-  async () => {
-    const p1 = spawn('cat', { stdio: ['pipe', 'pipe', 'inherit'] });
-    const p2 = spawn('head', ['-n1'], { stdio: [p1.stdout, 'pipe', 'inherit'] });
-    const end1 = closed(p1);
-    p2.stdout.setEncoding('utf8');
-    const first = new Promise((r) => p2.stdout.once('data', r));
-    p1.stdin.write('hello\n');
-    assert.equal(await first, 'hello\n');
-    await new Promise((r) => p2.once('exit', r));
-    p1.stdout.setEncoding('utf8');
-    const second = new Promise((r) => p1.stdout.once('data', r));
-    p1.stdin.end('world\n');
-    assert.equal(await second, 'world\n');
-    assert.deepEqual(await end1, [0, null]);
-  },
-);
+// A child's stdout handed to another child is no longer read here (as child_process: the handle
+// stops reading, the stream is paused); reading it again is the parent's choice.
+test("a child's stdout given as another child's stdin can be read once that child exited (Node: test-child-process-stdio-reuse-readable-stdio) [L2b.node-cases]", async () => {
+  const p1 = spawn('cat', { stdio: ['pipe', 'pipe', 'inherit'] });
+  const p2 = spawn('head', ['-n1'], { stdio: [p1.stdout, 'pipe', 'inherit'] });
+  const end1 = closed(p1);
+  const exit2 = new Promise((r) => p2.once('exit', r));
+  p2.stdout.setEncoding('utf8');
+  const first = new Promise((r) => p2.stdout.once('data', r));
+  p1.stdin.write('hello\n');
+  assert.equal(await first, 'hello\n');
+  await exit2;
+  p1.stdout.setEncoding('utf8');
+  const second = new Promise((r) => p1.stdout.once('data', r));
+  // Paused, as child_process leaves it: reading it again is asked for.
+  p1.stdout.resume();
+  p1.stdin.end('world\n');
+  assert.equal(await second, 'world\n');
+  assert.deepEqual(await end1, [0, null]);
+});
 
 test('a node child that logs 202 lines and calls process.exit(0) delivers all of them (Node: test-child-process-stdout-flush-exit) [L2b.node-cases]', async () => {
   const code =
@@ -101,36 +99,39 @@ test('a node child can write to its stdout pipe without throwing (Node: test-chi
   assert.equal(out(), 'hello, world!\n');
 });
 
-test(
-  'cat <file> | grep x | wc -c moves 1 MiB through children chained by their streams (Node: test-child-process-pipe-dataflow) [L2b.node-cases]',
-  { todo: 'open: the handed-over stdout is still read here' },
-  async (t) => {
-    const dir = mkdtempSync(join(tmpdir(), 'procpin-dataflow-'));
-    t.after(() => rmSync(dir, { recursive: true, force: true }));
-    const file = join(dir, 'data.txt');
-    const buf = Buffer.alloc(1024 * 1024, 'x');
-    for (let i = 0; i < 1024; i++) buf[i * 1024] = 10; // lines, so that grep's buffering splits the flow
-    writeFileSync(file, buf);
-    const cat = spawn('cat', [file]);
-    const grep = spawn('grep', ['x'], { stdio: [cat.stdout, 'pipe', 'pipe'] });
-    const wc = spawn('wc', ['-c'], { stdio: [grep.stdout, 'pipe', 'pipe'] });
-    const errs = [cat, grep, wc].map((c) => text(c.stderr));
-    const out = text(wc.stdout);
-    const ends = await Promise.all([cat, grep, wc].map(closed));
-    assert.deepEqual(
-      ends,
-      [
-        [0, null],
-        [0, null],
-        [0, null],
-      ],
-      errs.map((e) => e()).join(''),
-    );
-    assert.equal(errs.map((e) => e()).join(''), '');
-    // 1024 newlines replaced x's, and grep adds none: still 1 MiB.
-    assert.equal(out().trim(), String(1024 * 1024));
-  },
-);
+test('cat <file> | grep x | wc -c moves 1 MiB through children chained by their streams (Node: test-child-process-pipe-dataflow) [L2b.node-cases]', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'procpin-dataflow-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'data.txt');
+  const buf = Buffer.alloc(1024 * 1024, 'x');
+  for (let i = 0; i < 1024; i++) buf[i * 1024] = 10; // lines, so that grep's buffering splits the flow
+  writeFileSync(file, buf);
+  const cat = spawn('cat', [file]);
+  const grep = spawn('grep', ['x'], { stdio: [cat.stdout, 'pipe', 'pipe'] });
+  const wc = spawn('wc', ['-c'], { stdio: [grep.stdout, 'pipe', 'pipe'] });
+  // As Node's case checks: this process never starts reading the handed-over streams.
+  const handed = [cat.stdout, grep.stdout];
+  t.after(() => handed.forEach((s) => s.destroy()));
+  for (const s of handed) s._handle.readStart = () => assert.fail('read by the parent');
+  const errs = [cat, grep, wc].map((c) => text(c.stderr));
+  const out = text(wc.stdout);
+  // 'exit' for the two whose stdout was handed over: their 'close' waits for that stream,
+  // which nobody here reads (as in child_process).
+  const exited = (c) => new Promise((r) => c.once('exit', (code, signal) => r([code, signal])));
+  const ends = await Promise.all([exited(cat), exited(grep), closed(wc)]);
+  assert.deepEqual(
+    ends,
+    [
+      [0, null],
+      [0, null],
+      [0, null],
+    ],
+    errs.map((e) => e()).join(''),
+  );
+  assert.equal(errs.map((e) => e()).join(''), '');
+  // 1024 newlines replaced x's, and grep adds none: still 1 MiB.
+  assert.equal(out().trim(), String(1024 * 1024));
+});
 
 test('Symbol.dispose kills the child at once (killed is true right away), exit says SIGTERM, both outputs end (Node: test-child-process-destroy) [L2b.node-cases]', async () => {
   const c = spawn('cat');

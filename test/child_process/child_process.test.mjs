@@ -367,3 +367,40 @@ test('stdin written past its buffer and ended before it drained arrives whole (N
   await new Promise((r) => c.stdout.once('end', r));
   assert.equal(Number(n.trim()), sent);
 });
+
+test('a failed start leaves a stream given in stdio as it was: this process still reads all of it [L2b.start-error]', async () => {
+  const src = spawn('printf', ['kept'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const bad = spawn('procpin-no-such-program', { stdio: [src.stdout, 'pipe', 'pipe'] });
+  const err = await new Promise((r) => bad.once('error', r));
+  assert.equal(err.code, 'ENOENT');
+  assert.notEqual(src.stdout.readableFlowing, false);
+  let got = '';
+  src.stdout.setEncoding('utf8').on('data', (d) => (got += d));
+  const [code] = await new Promise((r) => src.once('close', (...a) => r(a)));
+  assert.equal(code, 0);
+  assert.equal(got, 'kept');
+});
+
+test("a connected socket given as a child's stdin is read by the child only, and this process still writes to its peer [L2b.options]", async (t) => {
+  const net = await import('node:net');
+  const server = net.createServer();
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  t.after(() => server.close());
+  const accepted = new Promise((r) => server.once('connection', r));
+  const client = net.connect(server.address().port, '127.0.0.1');
+  await new Promise((r) => client.once('connect', r));
+  const peer = await accepted;
+  t.after(() => (peer.destroy(), client.destroy()));
+  const c = spawn('head', ['-c', '6'], { stdio: [client, 'pipe', 'inherit'] });
+  let out = '';
+  c.stdout.setEncoding('utf8').on('data', (d) => (out += d));
+  peer.write('hello\n');
+  const [code] = await new Promise((r) => c.once('close', (...a) => r(a)));
+  assert.equal(code, 0);
+  assert.equal(out, 'hello\n');
+  assert.equal(client.bytesRead, 0, 'this process read none of it');
+  // The parent's side of the socket still writes.
+  const back = new Promise((r) => peer.once('data', r));
+  client.write('back');
+  assert.equal(String(await back), 'back');
+});
