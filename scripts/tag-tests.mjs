@@ -80,7 +80,13 @@ const all = testFiles().flatMap(testNames);
 const tagOf = (id) => `[${id}]`;
 const ID = /\[((?:F|C|L1|L2|L2b|L3a|L3b|CLI|K|P|A)\.[a-z0-9.-]+)\]/;
 
-/** For each rule and each of its names, the one test it names (or the trouble). */
+/**
+ * A name's text without its opening quote and with escaped quotes plain, so that a prefix finds
+ * its test whichever quotes the formatter chose for the literal.
+ */
+const unquoted = (literal) => literal.replace(/^['"`]/, '').replace(/\\(['"`])/g, '$1');
+
+/** For each rule and each of its names, the tests it names (or the trouble). */
 function resolve() {
   const found = [];
   const trouble = [];
@@ -94,8 +100,8 @@ function resolve() {
       ...(r.pending ?? []).map((prefix) => ({ prefix, later: true })),
     ];
     for (const { prefix, later } of names) {
-      const hits = all.filter((n) => n.bare.startsWith(prefix));
-      if (hits.length === 1) found.push({ rule: r, name: hits[0] });
+      const hits = all.filter((n) => unquoted(n.bare).startsWith(unquoted(prefix)));
+      if (hits.length >= 1) for (const name of hits) found.push({ rule: r, name });
       else if (hits.length === 0 && later) pending.push(`${r.id}: ${prefix}`);
       else
         trouble.push(
