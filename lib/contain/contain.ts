@@ -77,7 +77,7 @@ export function spawnContained(
   if (reason === null) {
     try {
       const r = spawnCgroup(file, args, options);
-      (r.holder.fallback as string[]).push(...fallback);
+      r.holder.fallback.push(...fallback);
       return r;
     } catch (err) {
       if (!(err instanceof ContainmentRefused)) throw err;

@@ -367,3 +367,23 @@ test('stdin written past its buffer and ended before it drained arrives whole (N
   await new Promise((r) => c.stdout.once('end', r));
   assert.equal(Number(n.trim()), sent);
 });
+
+for (const [what, file] of [
+  ['after a start error', '/nonexistent/procpin-no-such-file'],
+  ['after an exit', 'true'],
+]) {
+  test(`a 'close' listener that throws ${what} is an uncaught exception, as in child_process, not an unhandled rejection [L2b.events]`, () => {
+    const script = `
+      const { spawn } = require('procpin/child_process');
+      process.on('uncaughtException', (err, origin) => {
+        process.stdout.write(origin + ' ' + err.message);
+        process.exit(0);
+      });
+      const c = spawn(${JSON.stringify(file)});
+      c.on('error', () => {});
+      c.on('close', () => { throw new Error('from the listener'); });
+    `;
+    const r = cp.spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 20_000 });
+    assert.equal(r.stdout, 'uncaughtException from the listener', r.stderr);
+  });
+}

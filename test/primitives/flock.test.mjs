@@ -39,11 +39,9 @@ async function holder(path) {
     { stdio: ['pipe', 'pipe', 'inherit'] },
   );
   const lines = [];
-  let wake = null;
   child.stdout.setEncoding('utf8');
   child.stdout.on('data', (d) => {
     lines.push(...d.split('\n').filter(Boolean));
-    wake?.();
   });
   const said = (what) => waitFor(() => lines.includes(what), { what: `holder to say ${what}`, interval: 1 });
   const exited = new Promise((r) => child.once('exit', r));

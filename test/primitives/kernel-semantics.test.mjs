@@ -4,7 +4,6 @@
 // break Node itself (CLOSE_RANGE_UNSHARE on a JavaScript thread) is refused.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import * as procpin from '../../dist/index.js';
