@@ -201,10 +201,10 @@ namespace procpin {
 
 void InitEndKill(Napi::Env env, Napi::Object exports) {
   using namespace endkill;
-  exports.Set("endKillAll", Napi::Function::New(env, EndKillAll, "endKillAll"));
-  exports.Set("endKillCount", Napi::Function::New(env, EndKillCount, "endKillCount"));
-  exports.Set("endKillCgroup", Napi::Function::New(env, EndKillCgroup, "endKillCgroup"));
-  exports.Set("endKillRemove", Napi::Function::New(env, EndKillRemove, "endKillRemove"));
+  SetFunction(env, exports, "endKillAll", EndKillAll);
+  SetFunction(env, exports, "endKillCount", EndKillCount);
+  SetFunction(env, exports, "endKillCgroup", EndKillCgroup);
+  SetFunction(env, exports, "endKillRemove", EndKillRemove);
 }
 
 }  // namespace procpin

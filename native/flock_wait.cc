@@ -562,8 +562,8 @@ void InitFlockWait(Napi::Env env, Napi::Object exports) {
   reg->mailbox->async = reg->async;
   GetAddonData(env)->flock = reg;
   napi_add_async_cleanup_hook(env, Teardown, reg, nullptr);
-  exports.Set("flockWait", Napi::Function::New(env, FlockWait, "flockWait"));
-  exports.Set("flockCancel", Napi::Function::New(env, FlockCancel, "flockCancel"));
+  SetFunction(env, exports, "flockWait", FlockWait);
+  SetFunction(env, exports, "flockCancel", FlockCancel);
 }
 
 }  // namespace procpin

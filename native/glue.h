@@ -8,6 +8,7 @@
 #include <napi.h>
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <unordered_map>
 
@@ -33,28 +34,34 @@ inline bool NumberArg(const Napi::CallbackInfo& info, size_t i, double* out) {
   return true;
 }
 
-inline bool Int32Arg(const Napi::CallbackInfo& info, size_t i, int32_t* out) {
+// Throws a RangeError and returns false when argument i is a number but not an integer of type
+// T (`type` names it in the message).
+template <typename T>
+inline bool IntegerArg(const Napi::CallbackInfo& info, size_t i, T* out, const char* type) {
   double d;
   if (!NumberArg(info, i, &d)) return false;
-  if (!(d >= INT32_MIN && d <= INT32_MAX) || d != static_cast<double>(static_cast<int32_t>(d))) {
-    Napi::RangeError::New(info.Env(), "argument " + std::to_string(i) + " must be an int32")
+  if (!(d >= std::numeric_limits<T>::min() && d <= std::numeric_limits<T>::max()) ||
+      d != static_cast<double>(static_cast<T>(d))) {
+    Napi::RangeError::New(info.Env(), "argument " + std::to_string(i) + " must be " + type)
         .ThrowAsJavaScriptException();
     return false;
   }
-  *out = static_cast<int32_t>(d);
+  *out = static_cast<T>(d);
   return true;
 }
 
+inline bool Int32Arg(const Napi::CallbackInfo& info, size_t i, int32_t* out) {
+  return IntegerArg(info, i, out, "an int32");
+}
+
 inline bool Uint32Arg(const Napi::CallbackInfo& info, size_t i, uint32_t* out) {
-  double d;
-  if (!NumberArg(info, i, &d)) return false;
-  if (!(d >= 0 && d <= UINT32_MAX) || d != static_cast<double>(static_cast<uint32_t>(d))) {
-    Napi::RangeError::New(info.Env(), "argument " + std::to_string(i) + " must be a uint32")
-        .ThrowAsJavaScriptException();
-    return false;
-  }
-  *out = static_cast<uint32_t>(d);
-  return true;
+  return IntegerArg(info, i, out, "a uint32");
+}
+
+// exports[name] = a function named `name` that runs cb.
+inline void SetFunction(Napi::Env env, Napi::Object exports, const char* name,
+                        Napi::Function::Callback cb) {
+  exports.Set(name, Napi::Function::New(env, cb, name));
 }
 
 inline Napi::Value Result(Napi::Env env, int r) { return Napi::Number::New(env, r); }

@@ -185,7 +185,7 @@ Napi::Object Constants(Napi::Env env) {
 
 void InitPrimitives(Napi::Env env, Napi::Object exports) {
   auto fn = [&](const char* name, Napi::Function::Callback cb) {
-    exports.Set(name, Napi::Function::New(env, cb, name));
+    SetFunction(env, exports, name, cb);
   };
   fn("pidfdOpen", PidfdOpen);
   fn("pidfdSendSignal", PidfdSendSignal);

@@ -146,12 +146,12 @@ Napi::Value ScanTestHook(const Napi::CallbackInfo& info) {
 }  // namespace
 
 void InitScan(Napi::Env env, Napi::Object exports) {
-  exports.Set("createScanMemory", Napi::Function::New(env, CreateScanMemory, "createScanMemory"));
-  exports.Set("scanGroup", Napi::Function::New(env, ScanGroup, "scanGroup"));
-  exports.Set("groupMemberLive", Napi::Function::New(env, GroupMemberLive, "groupMemberLive"));
+  SetFunction(env, exports, "createScanMemory", CreateScanMemory);
+  SetFunction(env, exports, "scanGroup", ScanGroup);
+  SetFunction(env, exports, "groupMemberLive", GroupMemberLive);
 #ifdef PROCPIN_TEST_HOOKS
-  exports.Set("scanGroupSync", Napi::Function::New(env, ScanGroupSync, "scanGroupSync"));
-  exports.Set("scanTestHook", Napi::Function::New(env, ScanTestHook, "scanTestHook"));
+  SetFunction(env, exports, "scanGroupSync", ScanGroupSync);
+  SetFunction(env, exports, "scanTestHook", ScanTestHook);
 #endif
 }
 

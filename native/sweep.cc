@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <functional>
 #include <mutex>
 #include <string>
 
@@ -169,30 +170,23 @@ Napi::Value HeldValue(Napi::Env env, const HeldResult& r, const char* fallback) 
   return a;
 }
 
-class RemoveWorker : public PromiseWorker<HeldResult> {
+// One removal or one create in the pool: `run` is the core call, `fallback` names the syscall
+// when the core named none.
+class HeldWorker : public PromiseWorker<HeldResult> {
  public:
-  RemoveWorker(Napi::Env env, std::string dir, std::string name, int fd, bool close_after)
-      : PromiseWorker(env, "procpin:sweep"),
-        dir_(std::move(dir)),
-        name_(std::move(name)),
-        fd_(fd),
-        close_after_(close_after) {}
+  HeldWorker(Napi::Env env, const char* resource, const char* fallback,
+             std::function<HeldResult()> run)
+      : PromiseWorker(env, resource), fallback_(fallback), run_(std::move(run)) {}
 
  private:
-  HeldResult Compute() override {
-    HeldResult r;
-    r.result = sweep::RemoveHeld(dir_.c_str(), name_.c_str(), fd_, &r.syscall);
-    // Only after the unlink: closing drops the lock.
-    if (close_after_) close(fd_);
-    return r;
+  HeldResult Compute() override { return run_(); }
+
+  Napi::Value Convert(Napi::Env env, HeldResult& r) override {
+    return HeldValue(env, r, fallback_);
   }
 
-  // 0, or [-errno, syscall]
-  Napi::Value Convert(Napi::Env env, HeldResult& r) override { return HeldValue(env, r, "unlink"); }
-
-  std::string dir_, name_;
-  int fd_;
-  bool close_after_;
+  const char* fallback_;
+  std::function<HeldResult()> run_;
 };
 
 // removeHeld(dir, name, fd, closeAfter) -> Promise<0 | [-errno, syscall]>. The caller keeps fd
@@ -210,33 +204,16 @@ Napi::Value RemoveHeld(const Napi::CallbackInfo& info) {
     return Napi::Value();
   }
   bool close_after = info.Length() > 3 && BoolArg(info, 3);
-  return PromiseWorker<HeldResult>::Start<RemoveWorker>(info.Env(), std::move(dir), std::move(name),
-                                                        fd, close_after);
+  return PromiseWorker<HeldResult>::Start<HeldWorker>(
+      info.Env(), "procpin:sweep", "unlink",
+      [dir = std::move(dir), name = std::move(name), fd, close_after] {
+        HeldResult r;
+        r.result = sweep::RemoveHeld(dir.c_str(), name.c_str(), fd, &r.syscall);
+        // Only after the unlink: closing drops the lock.
+        if (close_after) close(fd);
+        return r;
+      });
 }
-
-class CreateWorker : public PromiseWorker<HeldResult> {
- public:
-  CreateWorker(Napi::Env env, std::string dir, std::string name, bool directory, uint32_t mode)
-      : PromiseWorker(env, "procpin:claim"),
-        dir_(std::move(dir)),
-        name_(std::move(name)),
-        directory_(directory),
-        mode_(mode) {}
-
- private:
-  HeldResult Compute() override {
-    HeldResult r;
-    r.result = sweep::CreateLocked(dir_.c_str(), name_.c_str(), directory_, mode_, &r.syscall);
-    return r;
-  }
-
-  // fd, or [-errno, syscall]
-  Napi::Value Convert(Napi::Env env, HeldResult& r) override { return HeldValue(env, r, "open"); }
-
-  std::string dir_, name_;
-  bool directory_;
-  uint32_t mode_;
-};
 
 // createLocked(dir, name, directory, mode) -> Promise<fd | [-errno, syscall]>. The fd is
 // O_CLOEXEC and holds LOCK_EX; the caller owns it.
@@ -251,8 +228,13 @@ Napi::Value CreateLocked(const Napi::CallbackInfo& info) {
     return Napi::Value();
   }
   bool directory = BoolArg(info, 2);
-  return PromiseWorker<HeldResult>::Start<CreateWorker>(info.Env(), std::move(dir), std::move(name),
-                                                        directory, mode);
+  return PromiseWorker<HeldResult>::Start<HeldWorker>(
+      info.Env(), "procpin:claim", "open",
+      [dir = std::move(dir), name = std::move(name), directory, mode] {
+        HeldResult r;
+        r.result = sweep::CreateLocked(dir.c_str(), name.c_str(), directory, mode, &r.syscall);
+        return r;
+      });
 }
 
 #ifdef PROCPIN_TEST_HOOKS
@@ -300,11 +282,11 @@ Napi::Value SweepTestHook(const Napi::CallbackInfo& info) {
 }  // namespace
 
 void InitSweep(Napi::Env env, Napi::Object exports) {
-  exports.Set("sweepDirectory", Napi::Function::New(env, SweepDirectory, "sweepDirectory"));
-  exports.Set("createLocked", Napi::Function::New(env, CreateLocked, "createLocked"));
-  exports.Set("removeHeld", Napi::Function::New(env, RemoveHeld, "removeHeld"));
+  SetFunction(env, exports, "sweepDirectory", SweepDirectory);
+  SetFunction(env, exports, "createLocked", CreateLocked);
+  SetFunction(env, exports, "removeHeld", RemoveHeld);
 #ifdef PROCPIN_TEST_HOOKS
-  exports.Set("sweepTestHook", Napi::Function::New(env, SweepTestHook, "sweepTestHook"));
+  SetFunction(env, exports, "sweepTestHook", SweepTestHook);
 #endif
   Napi::Array reasons = Napi::Array::New(env);
   for (int i = 0; i < static_cast<int>(sweep::Outcome::kCount); ++i) {

@@ -56,11 +56,11 @@ Napi::Value GetPgrp(const Napi::CallbackInfo& info) {
 }  // namespace
 
 void InitTty(Napi::Env env, Napi::Object exports) {
-  exports.Set("ttyGetForeground", Napi::Function::New(env, TtyGetForeground, "ttyGetForeground"));
-  exports.Set("ttySetForeground", Napi::Function::New(env, TtySetForeground, "ttySetForeground"));
-  exports.Set("ttyGetAttr", Napi::Function::New(env, TtyGetAttr, "ttyGetAttr"));
-  exports.Set("ttySetAttr", Napi::Function::New(env, TtySetAttr, "ttySetAttr"));
-  exports.Set("getpgrp", Napi::Function::New(env, GetPgrp, "getpgrp"));
+  SetFunction(env, exports, "ttyGetForeground", TtyGetForeground);
+  SetFunction(env, exports, "ttySetForeground", TtySetForeground);
+  SetFunction(env, exports, "ttyGetAttr", TtyGetAttr);
+  SetFunction(env, exports, "ttySetAttr", TtySetAttr);
+  SetFunction(env, exports, "getpgrp", GetPgrp);
 }
 
 }  // namespace procpin

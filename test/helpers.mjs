@@ -67,6 +67,20 @@ export async function waitFor(cond, { timeout = 5000, interval = 5, what = 'cond
   }
 }
 
+/** Waits until the file at `path` holds whole JSON (another process writes it), then returns it parsed. */
+export function waitForJson(path, { timeout = 10000, what = `JSON in ${path}` } = {}) {
+  return waitFor(
+    () => {
+      try {
+        return JSON.parse(readFileSync(path, 'utf8'));
+      } catch {
+        return null;
+      }
+    },
+    { timeout, what },
+  );
+}
+
 /**
  * For tests that need something of the machine (root, a kernel feature, a tool). Outside CI a
  * missing need skips the test; under CI=true it fails, so a green CI never hides a skip.
@@ -83,6 +97,13 @@ export const isRoot = process.getuid?.() === 0;
 export function tmpDir(prefix = 'procpin-test-') {
   const d = mkdtempSync(join(tmpdir(), prefix));
   return { path: d, [Symbol.dispose]: () => rmSync(d, { recursive: true, force: true }) };
+}
+
+/** A {@link tmpDir} removed after the test `t`. */
+export function tmpDirFor(t, prefix) {
+  const d = tmpDir(prefix);
+  t.after(() => d[Symbol.dispose]());
+  return d;
 }
 
 /**

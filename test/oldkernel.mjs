@@ -26,13 +26,15 @@ export const tmp = join(root, 'test', '.tmp');
 
 /**
  * Compiles test/fixtures/<name>.c into test/.tmp/<output> (once, or again when the source is
- * newer). `shared: true` builds a shared library. Returns the output path, or null when `cc`
+ * or test/fixtures/seccomp-exec.h is newer). `shared: true` builds a shared library. Returns the output path, or null when `cc`
  * failed (its message in compileC.lastError).
  */
 export function compileC(name, { output = name, shared = false } = {}) {
   const src = join(root, 'test', 'fixtures', `${name}.c`);
   const out = join(tmp, output);
-  if (existsSync(out) && statSync(out).mtimeMs >= statSync(src).mtimeMs) return out;
+  const header = join(root, 'test', 'fixtures', 'seccomp-exec.h'); // included by some fixtures
+  const newest = Math.max(statSync(src).mtimeMs, statSync(header).mtimeMs);
+  if (existsSync(out) && statSync(out).mtimeMs >= newest) return out;
   mkdirSync(tmp, { recursive: true });
   const partial = `${out}.${process.pid}.tmp`;
   const flags = shared ? ['-shared', '-fPIC'] : [];

@@ -74,6 +74,19 @@ static void wait_readable(int fd) {
   }
 }
 
+/* Starts argv by clone_spawn and waits until its pidfd is readable (it exited): the pidfd, or -1
+ * (the error printed). */
+static int clone_and_wait(char **argv) {
+  pid_t pid;
+  int pidfd = clone_spawn(argv, &pid);
+  if (pidfd < 0) {
+    printf("error %s\n", strerror(errno));
+    return -1;
+  }
+  wait_readable(pidfd);
+  return pidfd;
+}
+
 int main(int argc, char **argv) {
   size_t mib = argc > 1 ? strtoul(argv[1], NULL, 10) : 0;
   if (mib) {
@@ -115,24 +128,14 @@ int main(int argc, char **argv) {
     } else if (strcmp(words[0], "clone") == 0) {
       char *cargv[] = {words[1], NULL};
       int64_t t0 = now_ns();
-      pid_t pid;
-      int pidfd = clone_spawn(cargv, &pid);
-      if (pidfd < 0) {
-        printf("error %s\n", strerror(errno));
-        continue;
-      }
-      wait_readable(pidfd);
+      int pidfd = clone_and_wait(cargv);
+      if (pidfd < 0) continue;
       reap_pidfd(pidfd);
       printf("%lld\n", (long long)(now_ns() - t0));
     } else if (strcmp(words[0], "exitlat") == 0 && n >= 4) {
       char *cargv[] = {words[1], words[2], words[3], NULL};
-      pid_t pid;
-      int pidfd = clone_spawn(cargv, &pid);
-      if (pidfd < 0) {
-        printf("error %s\n", strerror(errno));
-        continue;
-      }
-      wait_readable(pidfd);
+      int pidfd = clone_and_wait(cargv);
+      if (pidfd < 0) continue;
       int64_t woke = now_ns();
       reap_pidfd(pidfd);
       char buf[64] = {0};

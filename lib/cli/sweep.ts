@@ -67,8 +67,7 @@ export async function sweepCommand(args: string[]): Promise<number> {
       removed: report.removed.map(entry),
       kept: report.kept.map(entry),
     };
-    if (report.error) json['error'] = errorJson(report.error);
-    out(`${JSON.stringify(json, null, 2)}\n`);
+    outJson(json, report.error);
   } else {
     const removed = dryRun ? 'would remove' : 'removed';
     const width = Math.max(removed.length, 'kept'.length);
@@ -104,8 +103,7 @@ async function sweepCgroupsCommand(
   const report = await lib.sweepCgroups({ dryRun });
   if (values.json) {
     const json: Record<string, unknown> = { removed: report.removed, kept: report.kept };
-    if (report.error) json['error'] = errorJson(report.error);
-    out(`${JSON.stringify(json, null, 2)}\n`);
+    outJson(json, report.error);
   } else {
     const removed = dryRun ? 'would remove' : 'removed';
     const width = Math.max(removed.length, 'kept'.length);
@@ -124,6 +122,12 @@ async function sweepCgroupsCommand(
     return EXIT.FAILURE;
   }
   return EXIT.OK;
+}
+
+/** Writes a report's JSON (with its `error`, when there is one) to stdout. */
+function outJson(json: Record<string, unknown>, error: Error | undefined): void {
+  if (error) json['error'] = errorJson(error);
+  out(`${JSON.stringify(json, null, 2)}\n`);
 }
 
 /** A sweep entry's name for a terminal or JSON: a Buffer (not UTF-8) with every byte above 0x7f as `\\xNN`. */

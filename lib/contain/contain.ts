@@ -61,29 +61,24 @@ export function spawnContained(
         'the group has no parentDeathSignal SIGKILL, which ends the namespace with its supervisor';
     }
     if (reason === null) {
-      try {
-        const child = spawnPidns(file, args, options, killSignal, grace, caller);
-        return { child, holder: pidnsHolder(child, fallback) };
-      } catch (err) {
-        if (!(err instanceof ContainmentRefused)) throw err;
-        reason = err.message;
-        pidnsRefused = reason;
-      }
+      const r = refusedOr(() => spawnPidns(file, args, options, killSignal, grace, caller));
+      if (r.refused === undefined)
+        return { child: r.value, holder: pidnsHolder(r.value, fallback) };
+      reason = r.refused;
+      pidnsRefused = reason;
     }
     if (mode === 'pidns') throw unavailable('pidns', reason, caller);
     fallback.push(`pidns: ${reason}`);
   }
   let reason = cgroupRefused;
   if (reason === null) {
-    try {
-      const r = spawnCgroup(file, args, options);
-      r.holder.fallback.push(...fallback);
-      return r;
-    } catch (err) {
-      if (!(err instanceof ContainmentRefused)) throw err;
-      reason = err.message;
-      cgroupRefused = reason;
+    const r = refusedOr(() => spawnCgroup(file, args, options));
+    if (r.refused === undefined) {
+      r.value.holder.fallback.push(...fallback);
+      return r.value;
     }
+    reason = r.refused;
+    cgroupRefused = reason;
   }
   if (mode === 'cgroup') throw unavailable('cgroup', reason, caller);
   fallback.push(`cgroup: ${reason}`);
@@ -98,6 +93,16 @@ export function spawnContained(
       release: () => Promise.resolve(),
     },
   };
+}
+
+/** Runs `start`: its value, or the reason a ContainmentRefused gave (anything else is thrown). */
+function refusedOr<T>(start: () => T): { value: T; refused?: undefined } | { refused: string } {
+  try {
+    return { value: start() };
+  } catch (err) {
+    if (!(err instanceof ContainmentRefused)) throw err;
+    return { refused: err.message };
+  }
 }
 
 /** @internal Test hook: forget what was learned about availability. */

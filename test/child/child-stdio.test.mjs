@@ -7,7 +7,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, openSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawn } from '../../dist/index.js';
-import { openFds, pkg, procState, runNode, tmpDir, waitFor } from '../helpers.mjs';
+import { openFds, pkg, procState, runNode, tmpDirFor, waitFor } from '../helpers.mjs';
 
 function collect(stream, encoding = 'utf8') {
   return new Promise((resolve, reject) => {
@@ -121,8 +121,7 @@ test("'ignore' gives /dev/null for 0-2 and closes 3+ [L2.spawn.stdio]", async ()
 });
 
 test('a descriptor number maps that descriptor of the parent [L2.spawn.stdio]', async (t) => {
-  const dir = tmpDir();
-  t.after(() => dir[Symbol.dispose]());
+  const dir = tmpDirFor(t);
   const file = join(dir.path, 'out.txt');
   const fd = openSync(file, 'w');
   const child = spawn('sh', ['-c', 'echo into-file'], { stdio: ['ignore', fd, 'inherit'] });

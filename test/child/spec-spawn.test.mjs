@@ -6,11 +6,10 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawn } from '../../dist/index.js';
-import { openFds, tmpDir } from '../helpers.mjs';
+import { openFds, tmpDirFor } from '../helpers.mjs';
 
 test('an executable script without #! runs through /bin/sh with its arguments, as execvp and child_process run it [L2.spawn.exec]', async (t) => {
-  const dir = tmpDir('procpin-noshebang-');
-  t.after(() => dir[Symbol.dispose]());
+  const dir = tmpDirFor(t, 'procpin-noshebang-');
   const file = join(dir.path, 'script');
   writeFileSync(file, 'exit $(($1 + $#))\n');
   chmodSync(file, 0o755);

@@ -5,12 +5,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { pkg, procLib, root, runNode, testBinding, tmpDir } from '../helpers.mjs';
+import { pkg, procLib, root, runNode, testBinding, tmpDirFor } from '../helpers.mjs';
 import { runs } from '../fixtures/reliab-lib.mjs';
 
 test('Workers terminated mid-work dozens of times in a loop never take the process down, and leave none of their groups [L3a.end.worker]', async (t) => {
-  const dir = tmpDir('procpin-wterm-');
-  t.after(() => dir[Symbol.dispose]());
+  const dir = tmpDirFor(t, 'procpin-wterm-');
   const rounds = runs(60, 300);
   const code = `
     import { Worker } from 'node:worker_threads';
@@ -82,8 +81,7 @@ const lateCalls = {
 };
 for (const [name, call] of Object.entries(lateCalls)) {
   test(`A binding call (${name}) made after terminate() was called, before the Worker stopped, does not take the process down [L2.worker]`, async (t) => {
-    const dir = tmpDir('procpin-wlate-');
-    t.after(() => dir[Symbol.dispose]());
+    const dir = tmpDirFor(t, 'procpin-wlate-');
     const binding = JSON.stringify(join(root, 'dist', 'binding.js'));
     const lock = JSON.stringify(join(dir.path, 'lock'));
     const code = `

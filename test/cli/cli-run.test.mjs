@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { isGone, liveMembers, need, procStat, tmpDir, waitFor } from '../helpers.mjs';
+import { isGone, liveMembers, need, procStat, tmpDirFor, waitFor } from '../helpers.mjs';
 import { compileC, oldKernelBinary } from '../oldkernel.mjs';
 import { pendingSignals, procpin, start } from './cli-helpers.mjs';
 
@@ -60,8 +60,7 @@ test('exits 127 when the command is not found [CLI.run.status]', async () => {
 });
 
 test('exits 126 when the command exists but cannot be executed [CLI.run.status]', async (t) => {
-  const dir = tmpDir();
-  t.after(() => dir[Symbol.dispose]());
+  const dir = tmpDirFor(t);
   const script = join(dir.path, 'not-executable');
   writeFileSync(script, '#!/bin/sh\nexit 0\n');
   chmodSync(script, 0o644);
@@ -82,8 +81,7 @@ test('exits 125 when procpin itself fails [CLI.run.status]', async () => {
 test('exits 125 when SIGCHLD is ignored: no group can be held [L2.sigchld.ignored]', async (t) => {
   const so = compileC('sigchld_ignore', { output: 'sigchld_ignore.so', shared: true });
   if (!need(t, so !== null, `cc: ${compileC.lastError}`)) return;
-  const dir = tmpDir();
-  t.after(() => dir[Symbol.dispose]());
+  const dir = tmpDirFor(t);
   // Node resets signal dispositions at startup: only native code loaded afterwards can make
   // SIGCHLD ignored (the library's load fails once its constructor has run).
   const preload = join(dir.path, 'ignore-sigchld.cjs');
@@ -94,8 +92,7 @@ test('exits 125 when SIGCHLD is ignored: no group can be held [L2.sigchld.ignore
 });
 
 test('a failure inside procpin while the command runs still cleans the group, then exits 125 [CLI.run.status]', async (t) => {
-  const dir = tmpDir();
-  t.after(() => dir[Symbol.dispose]());
+  const dir = tmpDirFor(t);
   // Injected bug: an exception thrown from an event handler inside procpin, on SIGUSR2.
   const preload = join(dir.path, 'bug.cjs');
   writeFileSync(preload, "process.on('SIGUSR2', () => { throw new Error('injected bug'); });\n");
@@ -197,8 +194,7 @@ test('a leader that ignores the forwarded SIGTERM is killed after the grace: exi
 });
 
 test('--kill-signal chooses the signal the cleanup starts with [CLI.run.forward]', async (t) => {
-  const dir = tmpDir();
-  t.after(() => dir[Symbol.dispose]());
+  const dir = tmpDirFor(t);
   const mark = join(dir.path, 'got');
   // The leader exits; a member that handles SIGUSR1 records it and leaves.
   const r = await procpin([

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { need, procStat, procState, tmpDir, waitFor } from '../helpers.mjs';
+import { need, procStat, procState, tmpDirFor, waitFor } from '../helpers.mjs';
 import { pidfdCount, procpin, start } from './cli-helpers.mjs';
 import { oldKernelBinary } from '../oldkernel.mjs';
 
@@ -25,8 +25,7 @@ function sweepDir(dir) {
 }
 
 test('sweep prints what it removed and what it kept, and why [CLI.sweep]', async (t) => {
-  const dir = tmpDir();
-  t.after(() => dir[Symbol.dispose]());
+  const dir = tmpDirFor(t);
   const dead = sweepDir(dir.path);
   const r = await procpin(['sweep', dir.path, '--prefix', 'job-']);
   assert.equal(r.code, 0, r.stderr);
@@ -42,8 +41,7 @@ test('sweep prints what it removed and what it kept, and why [CLI.sweep]', async
 });
 
 test('sweep --dry-run says what it would remove and removes nothing [CLI.sweep]', async (t) => {
-  const dir = tmpDir();
-  t.after(() => dir[Symbol.dispose]());
+  const dir = tmpDirFor(t);
   const dead = sweepDir(dir.path);
   const r = await procpin(['sweep', dir.path, '--prefix', 'job-', '--dry-run']);
   assert.equal(r.code, 0, r.stderr);
@@ -52,8 +50,7 @@ test('sweep --dry-run says what it would remove and removes nothing [CLI.sweep]'
 });
 
 test('sweep --json prints the report [CLI.sweep]', async (t) => {
-  const dir = tmpDir();
-  t.after(() => dir[Symbol.dispose]());
+  const dir = tmpDirFor(t);
   const dead = sweepDir(dir.path);
   const r = await procpin(['sweep', dir.path, '-p', 'job-', '--json']);
   assert.equal(r.code, 0, r.stderr);
@@ -65,8 +62,7 @@ test('sweep --json prints the report [CLI.sweep]', async (t) => {
 });
 
 test('sweep of a directory that cannot be read exits 1 with the error [CLI.sweep]', async (t) => {
-  const dir = tmpDir();
-  t.after(() => dir[Symbol.dispose]());
+  const dir = tmpDirFor(t);
   const missing = join(dir.path, 'missing');
   const r = await procpin(['sweep', missing, '--prefix', 'job-']);
   assert.equal(r.code, 1);
@@ -80,8 +76,7 @@ test('sweep of a directory that cannot be read exits 1 with the error [CLI.sweep
 });
 
 test('sweep refuses a prefix the library refuses, as a usage error [CLI.sweep]', async (t) => {
-  const dir = tmpDir();
-  t.after(() => dir[Symbol.dispose]());
+  const dir = tmpDirFor(t);
   const r = await procpin(['sweep', dir.path, '--prefix', 'a/b']);
   assert.equal(r.code, 2, r.stderr);
   assert.match(r.stderr, /^procpin sweep: /);
@@ -121,8 +116,7 @@ test('wait exits 124 when the timeout expires first [CLI.wait]', async () => {
 
 test('wait counts a zombie as exited [CLI.wait]', async (t) => {
   // sh's background child exits once sh has become `sleep`, which never reaps it.
-  const dir = tmpDir();
-  t.after(() => dir[Symbol.dispose]());
+  const dir = tmpDirFor(t);
   const go = join(dir.path, 'go');
   const holder = spawn('sh', ['-c', `(while [ ! -e ${go} ]; do sleep 0.01; done) & echo $!; exec sleep 30`], {
     stdio: ['ignore', 'pipe', 'ignore'],

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { isGone, need, parseStat, procStat, procState, tmpDir, waitFor } from '../helpers.mjs';
+import { isGone, need, parseStat, procStat, procState, tmpDirFor, waitFor } from '../helpers.mjs';
 import { bin } from './cli-helpers.mjs';
 
 const has = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
@@ -56,8 +56,7 @@ test('on a terminal the group gets the foreground, and procpin takes it back at 
 
 test("the terminal's foreground and modes come back when the leader exits, while the group is cleaned [CLI.run.tty]", async (t) => {
   if (!need(t, has('script') && has('stty'), 'script(1) and stty are needed')) return;
-  const dir = tmpDir();
-  t.after(() => dir[Symbol.dispose]());
+  const dir = tmpDirFor(t);
   const f = (name) => join(dir.path, name);
   // procpin execs in place of the shell, so its pid and group are the shell's; a member that
   // ignores SIGTERM keeps the cleanup busy for the grace period.
@@ -142,8 +141,7 @@ const ppidOf = (pid) => procStat(pid).ppid;
 
 test('in an interactive shell ^Z stops the job, bg and fg continue it, ^C reaches the group (not procpin) [CLI.run.tty]', async (t) => {
   if (!need(t, has('tmux') && has('bash'), 'tmux and bash are needed')) return;
-  const dir = tmpDir();
-  t.after(() => dir[Symbol.dispose]());
+  const dir = tmpDirFor(t);
   const sh = await interactiveShell('stop');
   try {
     const leaderFile = join(dir.path, 'leader');
@@ -186,8 +184,7 @@ test('in an interactive shell ^Z stops the job, bg and fg continue it, ^C reache
 
 test('started in the background, a command that reads the terminal stops the job until fg gives it the terminal [CLI.run.tty]', async (t) => {
   if (!need(t, has('tmux') && has('bash'), 'tmux and bash are needed')) return;
-  const dir = tmpDir();
-  t.after(() => dir[Symbol.dispose]());
+  const dir = tmpDirFor(t);
   const sh = await interactiveShell('ttin');
   try {
     const leaderFile = join(dir.path, 'leader');
@@ -213,8 +210,7 @@ test('started in the background, a command that reads the terminal stops the job
 
 test('a job brought to the foreground while running gets the terminal when it first reads it [CLI.run.tty]', async (t) => {
   if (!need(t, has('tmux') && has('bash'), 'tmux and bash are needed')) return;
-  const dir = tmpDir();
-  t.after(() => dir[Symbol.dispose]());
+  const dir = tmpDirFor(t);
   const sh = await interactiveShell('fg');
   try {
     const leaderFile = join(dir.path, 'leader');

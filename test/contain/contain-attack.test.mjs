@@ -5,17 +5,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import * as procpin from '../../dist/index.js';
-import { cgroupPlace } from '../../dist/contain/contain.js';
-import { isGone, isRoot, need, pkg, runCmd, runNode, tmpDir, waitFor } from '../helpers.mjs';
+import { cgroupBase, cgroupsOf, place } from './contain-helpers.mjs';
+import { isGone, isRoot, need, pkg, runCmd, runNode, tmpDirFor, waitFor } from '../helpers.mjs';
 
 const { spawnGroup } = procpin;
-const place = cgroupPlace();
-const cgroupBase = typeof place === 'string' ? null : place.base;
-
-function cgroupsOf(pid) {
-  if (cgroupBase === null) return [];
-  return readdirSync(cgroupBase).filter((n) => n.startsWith(`procpin-${pid}-`));
-}
 
 function available(mode) {
   if (mode === 'cgroup') return isRoot && cgroupBase !== null;
@@ -102,8 +95,7 @@ for (const mode of [undefined, 'pidns', 'cgroup']) {
       !need(t, !pattern.startsWith('|') && !pattern.includes('/'), `core files in the cwd (core_pattern is ${pattern})`)
     )
       return;
-    const dir = tmpDir();
-    t.after(() => dir[Symbol.dispose]());
+    const dir = tmpDirFor(t);
     const g = spawnGroup('sh', ['-c', 'ulimit -c unlimited && kill -SEGV $$'], {
       contain: mode,
       stdio: 'ignore',

@@ -6,35 +6,10 @@ import assert from 'node:assert/strict';
 import { Worker } from 'node:worker_threads';
 import { existsSync, readdirSync, readFileSync, readlinkSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { cgroupPlace } from '../../dist/contain/contain.js';
-import { isRoot, need, pkg, procStat, runNode, waitFor } from '../helpers.mjs';
+import { cgroupBase, cgroupsOf, marked } from './contain-helpers.mjs';
+import { isRoot, need, pkg, runNode, waitFor } from '../helpers.mjs';
 
-const place = cgroupPlace();
-const cgroupBase = typeof place === 'string' ? null : place.base;
 const cgroupOk = isRoot && cgroupBase !== null;
-
-function cgroupsOf(pid) {
-  if (cgroupBase === null) return [];
-  return readdirSync(cgroupBase).filter((n) => n.startsWith(`procpin-${pid}-`));
-}
-
-// Live (not zombie) processes whose command line is `sleep 1000.TOKEN`, by the host's /proc.
-function marked(tok) {
-  const pids = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    let cmd;
-    try {
-      cmd = readFileSync(`/proc/${name}/cmdline`, 'latin1');
-    } catch {
-      continue;
-    }
-    if (cmd !== `sleep\0${'1000.' + tok}\0`) continue;
-    const st = procStat(Number(name));
-    if (st && st.state !== 'Z' && st.state !== 'X') pids.push(Number(name));
-  }
-  return pids;
-}
 
 function populated(dir) {
   return /^populated 1/m.test(readFileSync(join(dir, 'cgroup.events'), 'latin1'));

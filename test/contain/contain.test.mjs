@@ -6,40 +6,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn as cpSpawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as procpin from '../../dist/index.js';
 import { compileC } from '../oldkernel.mjs';
-import { CI, isRoot, need, pkg, procStat, runCmd, tmpDir, waitFor } from '../helpers.mjs';
-import { cgroupPlace } from '../../dist/contain/contain.js';
+import { CI, isRoot, need, pkg, procStat, runCmd, tmpDirFor, waitFor, waitForJson } from '../helpers.mjs';
+import { cgroupBase, cgroupsOf as ourCgroups, marked } from './contain-helpers.mjs';
 
 const { spawnGroup, sweepCgroups } = procpin;
 const MODES = ['pidns', 'cgroup'];
-const place = cgroupPlace();
-const cgroupBase = typeof place === 'string' ? null : place.base;
-
-// Live (not zombie) processes whose command line holds `token`, by the host's /proc.
-function marked(token) {
-  const pids = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    let cmd;
-    try {
-      cmd = readFileSync(`/proc/${name}/cmdline`, 'latin1');
-    } catch {
-      continue;
-    }
-    if (cmd !== `sleep\0${'1000.' + token}\0`) continue;
-    const st = procStat(Number(name));
-    if (st && st.state !== 'Z' && st.state !== 'X') pids.push(Number(name));
-  }
-  return pids;
-}
-
-function ourCgroups(pid = process.pid) {
-  if (cgroupBase === null) return [];
-  return readdirSync(cgroupBase).filter((n) => n.startsWith(`procpin-${pid}-`));
-}
 
 let seq = 0;
 function token() {
@@ -89,8 +64,7 @@ for (const mode of MODES) {
   test(`${mode}: the daemons do not outlive the leader's own exit [L3a.contain.escape]`, async (t) => {
     if (!need(t, available(mode), `${mode} needs root here`)) return;
     const tok = token();
-    const dir = tmpDir('procpin-contain-');
-    t.after(() => dir[Symbol.dispose]());
+    const dir = tmpDirFor(t, 'procpin-contain-');
     const go = join(dir.path, 'go');
     const g = spawnGroup('sh', attack(tok, `while [ ! -e ${go} ]; do sleep 0.01; done; exit 5`), {
       contain: mode,
@@ -202,7 +176,8 @@ test('pidns: a signal to the group reaches every process of the namespace; pid n
   await noSurvivors(tok);
 });
 
-async function supervisor(mode, tok, out) {
+async function supervisor(t, mode, tok) {
+  const out = join(tmpDirFor(t, 'procpin-contain-').path, 'info');
   const code = `
     import { spawnGroup } from ${pkg};
     import { writeFileSync } from 'node:fs';
@@ -212,26 +187,15 @@ async function supervisor(mode, tok, out) {
   const sup = cpSpawn(process.execPath, ['--input-type=module', '-e', code], {
     stdio: ['ignore', 'inherit', 'inherit'],
   });
-  const info = await waitFor(
-    () => {
-      try {
-        return JSON.parse(readFileSync(out, 'utf8'));
-      } catch {
-        return null;
-      }
-    },
-    { timeout: 10000, what: 'the supervisor to start its group' },
-  );
+  const info = await waitForJson(out, { what: 'the supervisor to start its group' });
   await waitFor(() => marked(tok).length === 3, { timeout: 5000, what: 'three daemons' });
   return { sup, info };
 }
 
 test('pidns: nothing of the command lives 2 s after its supervisor is SIGKILLed [L3a.contain.pidns-sigkill]', async (t) => {
   if (!need(t, available('pidns'), 'pidns')) return;
-  const dir = tmpDir('procpin-contain-');
-  t.after(() => dir[Symbol.dispose]());
   const tok = token();
-  const { sup, info } = await supervisor('pidns', tok, join(dir.path, 'info'));
+  const { sup, info } = await supervisor(t, 'pidns', tok);
   assert.equal(info.containment, 'pidns');
   sup.kill('SIGKILL');
   await noSurvivors(tok, 2000);
@@ -239,10 +203,8 @@ test('pidns: nothing of the command lives 2 s after its supervisor is SIGKILLed 
 
 test("cgroup: a SIGKILLed supervisor's cgroup lives until a successor's sweepCgroups ends and removes it; a live supervisor's is kept [L3b.cgroups.sweep]", async (t) => {
   if (!need(t, available('cgroup'), 'cgroup needs root here')) return;
-  const dir = tmpDir('procpin-contain-');
-  t.after(() => dir[Symbol.dispose]());
   const tok = token();
-  const { sup, info } = await supervisor('cgroup', tok, join(dir.path, 'info'));
+  const { sup, info } = await supervisor(t, 'cgroup', tok);
   assert.equal(info.containment, 'cgroup');
   const live = spawnGroup('sleep', ['1000'], { contain: 'cgroup', stdio: 'ignore' });
   const [name] = ourCgroups(sup.pid);
@@ -333,8 +295,7 @@ test("unprivileged, user namespaces refused: 'auto' falls back and says why; exp
   if (!need(t, isRoot && setpriv !== null, 'root and setpriv to become uid 65534')) return;
   const bin = compileC('nouserns');
   if (!need(t, bin !== null, `cc: ${compileC.lastError}`)) return;
-  const dir = tmpDir('procpin-contain-');
-  t.after(() => dir[Symbol.dispose]());
+  tmpDirFor(t, 'procpin-contain-');
   const mark = join('/tmp', `procpin-nouserns-${token()}`);
   const code = `
     import { spawnGroup } from ${pkg};

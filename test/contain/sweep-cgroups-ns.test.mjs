@@ -44,6 +44,15 @@ function cgroupsNamed(pid) {
   return readdirSync(cgroupBase).filter((n) => n.startsWith(`procpin-${pid}-`));
 }
 
+// A 'cgroup' group of this supervisor, stopped after the test, and its cgroup's name (made).
+function liveCgroupGroup(t) {
+  const g = spawnGroup('sleep', ['1000'], { contain: 'cgroup', stdio: 'ignore' });
+  t.after(() => g.stop());
+  const [name] = cgroupsNamed(process.pid);
+  made.add(name);
+  return { g, name };
+}
+
 function alive(pid) {
   const st = procStat(pid);
   return st !== null && st.state !== 'Z' && st.state !== 'X';
@@ -76,11 +85,8 @@ test(
   { timeout: 40000 },
   async (t) => {
     if (!need(t, ok, WHY)) return;
-    const g = spawnGroup('sleep', ['1000'], { contain: 'cgroup', stdio: 'ignore' });
-    t.after(() => g.stop());
-    const [name] = cgroupsNamed(process.pid);
+    const { g, name } = liveCgroupGroup(t);
     assert.ok(name, "this supervisor's cgroup");
-    made.add(name);
     const { dry, real, ns } = await inNewPidns(SWEEP_TWICE(name));
     assert.notEqual(ns, statSync('/proc/self/ns/pid').ino, 'the sweeper ran in another pid namespace');
     assert.deepEqual(
@@ -113,10 +119,7 @@ test(
   { timeout: 40000 },
   async (t) => {
     if (!need(t, ok, WHY)) return;
-    const g = spawnGroup('sleep', ['1000'], { contain: 'cgroup', stdio: 'ignore' });
-    t.after(() => g.stop());
-    const [name] = cgroupsNamed(process.pid);
-    made.add(name);
+    const { g, name } = liveCgroupGroup(t);
     const wrapper = [unshare, ...NEW_PIDNS];
     const json = await cliStart(['sweep', '--cgroups', '--dry-run', '--json'], { wrapper, input: '' }).result;
     assert.equal(json.code, 0, json.stderr);

@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawn, spawnGroup, collectOutput, stdioEnded } from '../../dist/index.js';
-import { isGone, liveMembers, need, procLib, root, runCmd, tmpDir, waitFor } from '../helpers.mjs';
+import { isGone, liveMembers, need, procLib, root, runCmd, tmpDirFor, waitFor } from '../helpers.mjs';
 
 test('stop({ signal }) sends the signal chosen at stop time instead of killSignal [L3a.stop.options]', async () => {
   const g = spawnGroup('sleep', ['300'], { stdio: 'ignore', killSignal: 'SIGTERM' });
@@ -45,8 +45,7 @@ test('stop() is once: a later stop with other choices gets the same promise; bad
 
 test('foreground: true on a terminal: a command that reads a line and runs stty -a completes, and the terminal comes back [L3a.foreground]', async (t) => {
   need(t, spawnSync('sh', ['-c', 'command -v script']).status === 0, 'needs script(1)');
-  const dir = tmpDir('procpin-fg-');
-  t.after(() => dir[Symbol.dispose]());
+  const dir = tmpDirFor(t, 'procpin-fg-');
   const prog = join(dir.path, 'fg.cjs');
   writeFileSync(
     prog,

@@ -12,7 +12,7 @@ import { symlinkSync, readdirSync } from 'node:fs';
 import { constants } from 'node:os';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
-import { liveMembers, procStat, tmpDir, waitFor } from '../helpers.mjs';
+import { liveMembers, procStat, tmpDirFor, waitFor } from '../helpers.mjs';
 
 const require = createRequire(import.meta.url);
 const { scanGroup } = require('../../dist/group/group.js');
@@ -98,8 +98,7 @@ for (const [mode, statOnly] of modes) {
   test(`scanGroup reads a member whose command name holds spaces and parentheses${mode} [L3a.scan.advisory]`, async (t) => {
     binding.scanTestHook(0, statOnly);
     t.after(() => binding.scanTestHook());
-    const dir = tmpDir();
-    t.after(() => dir[Symbol.dispose]());
+    const dir = tmpDirFor(t);
     const odd = join(dir.path, 'a) Z 1 (b');
     symlinkSync('/bin/sleep', odd);
     const cp = spawn(odd, ['30'], { detached: true, stdio: 'ignore' });

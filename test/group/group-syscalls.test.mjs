@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { need, pkg, runCmd, tmpDir } from '../helpers.mjs';
+import { need, pkg, runCmd, tmpDirFor } from '../helpers.mjs';
 
 const hasStrace = spawnSync('strace', ['-V'], { stdio: 'ignore' }).status === 0;
 
@@ -20,8 +20,7 @@ console.log(JSON.stringify({ pgid: g.pgid, pidfd: groupSignalsUsePidfd() }));
 
 /** The group's signals and its leader's reap, in the order the kernel saw them. */
 async function traced(t, env) {
-  const dir = tmpDir('procpin-strace-');
-  t.after(() => dir[Symbol.dispose]());
+  const dir = tmpDirFor(t, 'procpin-strace-');
   const log = join(dir.path, 'trace');
   const r = await runCmd(
     'strace',

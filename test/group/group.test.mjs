@@ -15,14 +15,14 @@ import { createRequire } from 'node:module';
 const { binding } = createRequire(import.meta.url)('../../dist/binding.js');
 import {
   isGone,
-  procStatus,
-  runNode,
   liveMembers,
   openFds,
   ourZombies,
   parseStat,
   procState,
-  tmpDir,
+  procStatus,
+  runNode,
+  tmpDirFor,
   waitFor,
 } from '../helpers.mjs';
 
@@ -50,19 +50,21 @@ function pidsIn(file) {
 }
 
 /** Collects the diagnostics phases of one group. */
-function phasesOf(pidRef) {
+// The procpin:group messages for pidRef.pid (every message while it is undefined), each with the
+// leader's /proc state when it was published. With a test context `t`, the watch ends after it.
+function phasesOf(pidRef, t) {
   const seen = [];
   const onMessage = (m) => {
     if (pidRef.pid === undefined || m.pid === pidRef.pid) seen.push({ ...m, leaderState: procState(m.pid) });
   };
   dc.subscribe('procpin:group', onMessage);
   seen.stop = () => dc.unsubscribe('procpin:group', onMessage);
+  t?.after(() => seen.stop());
   return seen;
 }
 
 function workdir(t) {
-  const d = tmpDir('procpin-group-');
-  t.after(() => d[Symbol.dispose]());
+  const d = tmpDirFor(t, 'procpin-group-');
   return d.path;
 }
 
@@ -86,8 +88,7 @@ test('group signals go through the pidfd, or kill(-pgid) only while the leader i
   // published on the diagnostics channel right after it was sent, and the leader's /proc state
   // read then shows it was still a reserved zombie: the number was provably the group's.
   const ref = {};
-  const phases = phasesOf(ref);
-  t.after(() => phases.stop());
+  const phases = phasesOf(ref, t);
   const g = spawnGroup('sh', ['-c', 'sleep 30 & exit 0'], { stdio: 'ignore' });
   ref.pid = g.pid;
   await g.closed;
@@ -101,8 +102,7 @@ test('a leader that backgrounds sleep and exits leaves no survivor, and is reape
   const dir = workdir(t);
   const pids = join(dir, 'pids');
   const ref = {};
-  const phases = phasesOf(ref);
-  t.after(() => phases.stop());
+  const phases = phasesOf(ref, t);
   const g = spawnGroup('sh', ['-c', `sleep 30 & echo $! >> ${pids}; sleep 30 & echo $! >> ${pids}; exit 3`], {
     stdio: 'ignore',
   });
@@ -164,9 +164,7 @@ test('a member that ignores SIGTERM dies by SIGKILL after the grace [L3a.grace.s
     ],
     { stdio: 'ignore', grace },
   );
-  const ref = { pid: g.pid };
-  const phases = phasesOf(ref);
-  t.after(() => phases.stop());
+  const phases = phasesOf({ pid: g.pid }, t);
   await g.exited;
   const t0 = performance.now();
   const result = await g.closed;
@@ -186,9 +184,7 @@ test('a member that ignores SIGTERM dies by SIGKILL after the grace [L3a.grace.s
 
 test('the grace ends early when every member has exited [L3a.scan.advisory]', async (t) => {
   const g = spawnGroup('sh', ['-c', 'sleep 30 & sleep 30 & exit 0'], { stdio: 'ignore', grace: 20000 });
-  const ref = { pid: g.pid };
-  const phases = phasesOf(ref);
-  t.after(() => phases.stop());
+  const phases = phasesOf({ pid: g.pid }, t);
   await g.exited;
   const t0 = performance.now();
   const result = await g.closed;

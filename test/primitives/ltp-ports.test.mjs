@@ -10,15 +10,14 @@ import { closeSync, constants as fsc, mkdirSync, openSync, readFileSync, writeFi
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import * as procpin from '../../dist/index.js';
-import { isRoot, need, pkg, root, runCmd, runNode, tmpDir } from '../helpers.mjs';
+import { isRoot, need, pkg, root, runCmd, runNode, tmpDirFor } from '../helpers.mjs';
 import { tmp } from '../oldkernel.mjs';
 
 const C = procpin.constants;
 const pkgUrl = JSON.stringify(pathToFileURL(join(root, 'dist', 'index.js')).href);
 
 test('flock03: a child unlocks through the descriptor it inherited, and can then lock through its own [L1.flock.sync]', async (t) => {
-  const d = tmpDir();
-  t.after(() => d[Symbol.dispose]());
+  const d = tmpDirFor(t);
   const file = join(d.path, 'flock03');
   writeFileSync(file, '');
   const fd = openSync(file, 'r+');

@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { need, root } from '../helpers.mjs';
 import { oldKernelAvailable, oldKernelErrno, runOldKernel } from '../oldkernel.mjs';
+import { CLOSE_RANGE_PRELUDE, HIGH } from './close-range-helpers.mjs';
 
 const pkgUrl = JSON.stringify(pathToFileURL(join(root, 'dist', 'index.js')).href);
-const HIGH = [100, 101, 102, 103, 104, 105];
 
 /** Runs `body` under the filter with /dev/null at 100..105 (no O_CLOEXEC); returns its `out`. */
 async function underOldKernel(t, body) {
@@ -24,13 +24,7 @@ async function underOldKernel(t, body) {
   try {
     const r = await runOldKernel(
       `import * as p from ${pkgUrl};
-      import { readdirSync, readFileSync } from 'node:fs';
-      const { constants: C } = p;
-      const opened = ${JSON.stringify(HIGH)};
-      const fds = () => readdirSync('/proc/self/fd').map(Number).filter((x) => opened.includes(x));
-      const flags = (fd) => Number.parseInt(readFileSync('/proc/self/fdinfo/' + fd, 'utf8').match(/flags:\\s*(\\d+)/)[1], 8);
-      const errOf = (f) => { try { f(); return null; } catch (e) { return { code: e.code, errno: e.errno, syscall: e.syscall, message: e.message }; } };
-      const [a, b, c, d, e, f] = opened;
+      import { readdirSync, readFileSync } from 'node:fs';${CLOSE_RANGE_PRELUDE}
       const out = { start: fds() };
       ${body}
       console.log(JSON.stringify(out));`,

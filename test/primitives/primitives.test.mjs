@@ -20,6 +20,7 @@ import {
   waitFor,
 } from '../helpers.mjs';
 import { binding } from '../../dist/binding.js';
+import { CLOSE_RANGE_PRELUDE, HIGH } from './close-range-helpers.mjs';
 
 const { constants: C } = procpin;
 const bindingUrl = JSON.stringify(`${root}/dist/binding.js`);
@@ -272,19 +273,23 @@ test('pidfdOpen on a pid that names no process throws a Node-shaped ESRCH [C.err
   );
 });
 
-test("pidfdSendSignal with PIDFD_SIGNAL_PROCESS_GROUP reaches every member of the leader's group [L1.pidfd.send]", async (t) => {
-  if (!need(t, binding.hasPidfdGroupSignal(), 'PIDFD_SIGNAL_PROCESS_GROUP (Linux 6.9+)')) return;
-  // A new session: sh leads the group; its two sleeps are members.
-  const leader = spawn('sh', ['-c', 'sleep 30 & sleep 30 & echo ready; wait'], {
-    detached: true,
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
+// `sh -c script` leading a new session (and group); SIGKILLed with its group after the test.
+// Resolves once the script has written its first output.
+async function groupLeader(t, script) {
+  const leader = spawn('sh', ['-c', script], { detached: true, stdio: ['ignore', 'pipe', 'ignore'] });
   t.after(() => {
     try {
       process.kill(-leader.pid, 'SIGKILL');
     } catch {}
   });
   await new Promise((r) => leader.stdout.once('data', r));
+  return leader;
+}
+
+test("pidfdSendSignal with PIDFD_SIGNAL_PROCESS_GROUP reaches every member of the leader's group [L1.pidfd.send]", async (t) => {
+  if (!need(t, binding.hasPidfdGroupSignal(), 'PIDFD_SIGNAL_PROCESS_GROUP (Linux 6.9+)')) return;
+  // A new session: sh leads the group; its two sleeps are members.
+  const leader = await groupLeader(t, 'sleep 30 & sleep 30 & echo ready; wait');
   const pgid = leader.pid;
   await waitFor(() => liveMembers(pgid).length === 3, { what: 'leader and two members' });
   const fd = procpin.pidfdOpen(leader.pid);
@@ -302,16 +307,7 @@ test("pidfdSendSignal with PIDFD_SIGNAL_PROCESS_GROUP reaches every member of th
 });
 
 test('PIDFD_SIGNAL_THREAD_GROUP signals only the process, not its group [L1.pidfd.send]', async (t) => {
-  const leader = spawn('sh', ['-c', 'sleep 30 & echo ready; wait'], {
-    detached: true,
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
-  t.after(() => {
-    try {
-      process.kill(-leader.pid, 'SIGKILL');
-    } catch {}
-  });
-  await new Promise((r) => leader.stdout.once('data', r));
+  const leader = await groupLeader(t, 'sleep 30 & echo ready; wait');
   await waitFor(() => liveMembers(leader.pid).length === 2, { what: 'leader and member' });
   const fd = procpin.pidfdOpen(leader.pid);
   try {
@@ -327,16 +323,9 @@ test('PIDFD_SIGNAL_THREAD_GROUP signals only the process, not its group [L1.pidf
 // inherits six /dev/null descriptors at 100..105 without O_CLOEXEC (node marks inherited
 // descriptors close-on-exec only up to the first gap; 3..99 are a gap here), so the CLOEXEC flag
 // starts clear. Listings count only those six (readdir's own descriptor comes and goes).
-const HIGH = [100, 101, 102, 103, 104, 105];
 function closeRangeScript(call) {
   return `import * as p from ${pkgUrl}; import { binding } from ${bindingUrl};
-    import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
-    const { constants: C } = p;
-    const opened = ${JSON.stringify(HIGH)};
-    const fds = () => readdirSync('/proc/self/fd').map(Number).filter((x) => opened.includes(x));
-    const flags = (fd) => Number.parseInt(readFileSync('/proc/self/fdinfo/' + fd, 'utf8').match(/flags:\\s*(\\d+)/)[1], 8);
-    const errOf = (f) => { try { f(); return null; } catch (e) { return { code: e.code, errno: e.errno, syscall: e.syscall, message: e.message }; } };
-    const [a, b, c, d, e, f] = opened;
+    import { readdirSync, readFileSync, readlinkSync } from 'node:fs';${CLOSE_RANGE_PRELUDE}
     const out = { opened, targets: opened.map((x) => readlinkSync('/proc/self/fd/' + x)) };
     ${call}
     console.log(JSON.stringify(out));`;
@@ -344,21 +333,10 @@ function closeRangeScript(call) {
 
 async function runClose(call, env = {}) {
   const devnull = HIGH.map(() => openSync('/dev/null', 'r'));
-  const stdio = ['ignore', 'pipe', 'pipe'];
-  for (let i = 3; i < 100; i++) stdio.push('ignore');
-  stdio.push(...devnull);
-  const r = await new Promise((resolve, reject) => {
-    const c = spawn(process.execPath, ['--input-type=module', '-e', closeRangeScript(call)], {
-      stdio,
-      env: { ...process.env, ...env },
-    });
-    let stdout = '';
-    let stderr = '';
-    c.stdout.on('data', (x) => (stdout += x));
-    c.stderr.on('data', (x) => (stderr += x));
-    c.on('error', reject);
-    c.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  const extraStdio = [];
+  for (let i = 3; i < 100; i++) extraStdio.push('ignore');
+  extraStdio.push(...devnull);
+  const r = await runNode(closeRangeScript(call), { env, extraStdio });
   for (const fd of devnull) closeSync(fd);
   assert.equal(r.code, 0, r.stderr);
   const out = JSON.parse(r.stdout.trim().split('\n').pop());

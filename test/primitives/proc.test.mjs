@@ -8,7 +8,7 @@ import { once } from 'node:events';
 import { copyFileSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { procState, procStat, tmpDir, waitFor } from '../helpers.mjs';
+import { procStat, procState, tmpDirFor, waitFor } from '../helpers.mjs';
 
 const require = createRequire(import.meta.url);
 const { readProcStat } = require('../../dist/proc.js');
@@ -30,8 +30,7 @@ test('readProcStat gives the state, parent, group, session and start time /proc/
 });
 
 test('readProcStat reads a command name holding spaces and ") (" up to its last parenthesis [A.one-reader]', async (t) => {
-  const dir = tmpDir('procpin-procstat-');
-  t.after(() => dir[Symbol.dispose]());
+  const dir = tmpDirFor(t, 'procpin-procstat-');
   const odd = join(dir.path, 'a) (b c) Z');
   copyFileSync('/bin/sleep', odd);
   const c = spawn(odd, ['30'], { stdio: 'ignore', detached: true });

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import * as procpin from '../../dist/index.js';
-import { isRoot, need, root, tmpDir } from '../helpers.mjs';
+import { isRoot, need, root, tmpDirFor } from '../helpers.mjs';
 import { runCmd } from '../fixtures/reliab-lib.mjs';
 
 const ready = typeof procpin.spawnGroup === 'function' && typeof procpin.sweep === 'function';
@@ -16,8 +16,7 @@ const pkgPath = join(root, 'dist', 'index.js');
 
 test('with the descriptor table full, spawn, sweep, claim and group cleanup fail clearly or succeed, and leak nothing [L3b.sweep.report]', async (t) => {
   if (!need(t, ready, 'spawn, spawnGroup and sweep are not built yet')) return;
-  const dir = tmpDir('procpin-emfile-');
-  t.after(() => dir[Symbol.dispose]());
+  const dir = tmpDirFor(t, 'procpin-emfile-');
   const r = await runCmd('prlimit', ['--nofile=128:128', process.execPath, script, pkgPath, 'emfile', dir.path], {
     timeout: 120000,
   });
@@ -45,8 +44,7 @@ test('at a pid limit, spawn gets EAGAIN and leaks nothing, and a group that fill
   if (!need(t, ready, 'spawn, spawnGroup and sweep are not built yet')) return;
   if (!need(t, isRoot && existsSync('/sys/fs/cgroup/pids/cgroup.procs'), 'needs root and the pids cgroup controller'))
     return;
-  const dir = tmpDir('procpin-eagain-');
-  t.after(() => dir[Symbol.dispose]());
+  const dir = tmpDirFor(t, 'procpin-eagain-');
   const r = await runCmd(process.execPath, [script, pkgPath, 'eagain', dir.path], { timeout: 120000 });
   assert.equal(r.signal, null, r.stderr);
   assert.equal(r.code, 0, r.stderr);

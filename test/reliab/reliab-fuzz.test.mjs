@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as procpin from '../../dist/index.js';
-import { isGone, need, openFds, root, tmpDir } from '../helpers.mjs';
+import { isGone, need, openFds, root, tmpDirFor } from '../helpers.mjs';
 import { canPidNs, runCmd, STRESS } from '../fixtures/reliab-lib.mjs';
 
 const hasSpawn = typeof procpin.spawn === 'function' && typeof procpin.spawnGroup === 'function';
@@ -19,8 +19,7 @@ test(
   { timeout: 600_000 },
   async (t) => {
     if (!need(t, canPidNs, 'needs root and unshare --pid (a random pid must name only our own processes)')) return;
-    const dir = tmpDir('procpin-fuzz-');
-    t.after(() => dir[Symbol.dispose]());
+    const dir = tmpDirFor(t, 'procpin-fuzz-');
     const seed = Number(process.env.PROCPIN_FUZZ_SEED) || Date.now() % 1_000_000;
     const r = await runCmd(
       'unshare',
@@ -97,8 +96,7 @@ test('NUL bytes in file, args, env, cwd and argv0 give ERR_INVALID_ARG_VALUE bef
 
 test('NUL bytes in a sweep or claim path or prefix are refused with ERR_INVALID_ARG_VALUE [C.args.refused-first]', async (t) => {
   if (!need(t, hasSweep, 'sweep and claim are not built yet')) return;
-  const dir = tmpDir('procpin-nul-');
-  t.after(() => dir[Symbol.dispose]());
+  const dir = tmpDirFor(t, 'procpin-nul-');
   await rejectsNul(t, 'sweep dir', () => procpin.sweep(`${dir.path}\0x`, { prefix: 'p-' }));
   await rejectsNul(t, 'sweep prefix', () => procpin.sweep(dir.path, { prefix: 'p\0-' }));
   await rejectsNul(t, 'claim dir', () => procpin.claim(`${dir.path}\0x`, 'p-'));
@@ -150,8 +148,7 @@ function zombieChildren() {
 
 test('claim with mode -0 is accepted or refused, never aborts the process (found by the fuzz) [C.no-crash]', async (t) => {
   if (!need(t, hasSweep, 'claim is not built yet')) return;
-  const dir = tmpDir('procpin-mode-');
-  t.after(() => dir[Symbol.dispose]());
+  const dir = tmpDirFor(t, 'procpin-mode-');
   // -0 passes an integer check but is not an Int32 to V8: FileHandle.chmod(-0) hits a C++
   // assertion in Node and aborts. procpin must normalise it before it reaches fs.
   const r = await runCmd(

@@ -5,17 +5,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn as cpSpawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as procpin from '../../dist/index.js';
-import { isGone, liveMembers, need, pkg, procStat, tmpDir, waitFor } from '../helpers.mjs';
+import { isGone, liveMembers, need, pkg, procStat, tmpDirFor, waitFor, waitForJson } from '../helpers.mjs';
 
 const ready = typeof procpin.spawnGroup === 'function';
 
 test("a SIGKILLed supervisor's group leader dies by the parent-death signal within 2 s; its children are left [L3a.end.sigkill]", async (t) => {
   if (!need(t, ready, 'spawnGroup is not built yet')) return;
-  const dir = tmpDir('procpin-sup-');
-  t.after(() => dir[Symbol.dispose]());
+  const dir = tmpDirFor(t, 'procpin-sup-');
   const out = join(dir.path, 'pids');
   const code = `
     import { spawnGroup } from ${pkg};
@@ -31,16 +29,7 @@ test("a SIGKILLed supervisor's group leader dies by the parent-death signal with
   let leader;
   let pgid;
   try {
-    const info = await waitFor(
-      () => {
-        try {
-          return JSON.parse(readFileSync(out, 'utf8'));
-        } catch {
-          return null;
-        }
-      },
-      { timeout: 10000, what: 'the supervisor to start its group' },
-    );
+    const info = await waitForJson(out, { what: 'the supervisor to start its group' });
     leader = info.leader;
     pgid = leader;
     assert.equal(procStat(leader).ppid, sup.pid);

@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as procpin from '../../dist/index.js';
-import { need, pkg, runNode, tmpDir } from '../helpers.mjs';
+import { need, pkg, runNode, tmpDirFor } from '../helpers.mjs';
 import { runs } from '../fixtures/reliab-lib.mjs';
 
 const ready = typeof procpin.sweep === 'function' && typeof procpin.claim === 'function';
@@ -37,8 +37,7 @@ function outsideIntact(outside) {
 
 test('an entry flipped between a directory and a symlink while sweeps run never takes anything outside [L3b.sweep.replaced]', async (t) => {
   if (!need(t, ready, 'sweep is not built yet')) return;
-  const tmp = tmpDir('procpin-flip-');
-  t.after(() => tmp[Symbol.dispose]());
+  const tmp = tmpDirFor(t, 'procpin-flip-');
   const dir = join(tmp.path, 'd');
   const outside = join(tmp.path, 'outside');
   mkdirSync(dir);
@@ -112,8 +111,7 @@ test('an entry flipped between a directory and a symlink while sweeps run never 
 
 test('claimants and two sweepers racing on one prefix: no live entry is ever removed [L3b.sweep.race]', async (t) => {
   if (!need(t, ready, 'sweep and claim are not built yet')) return;
-  const tmp = tmpDir('procpin-claimrace-');
-  t.after(() => tmp[Symbol.dispose]());
+  const tmp = tmpDirFor(t, 'procpin-claimrace-');
   const dir = join(tmp.path, 'd');
   mkdirSync(dir, { mode: 0o700 });
   const seconds = runs(2, 20);
@@ -196,8 +194,7 @@ test('claimants and two sweepers racing on one prefix: no live entry is ever rem
 // in neither list.
 test('two sweepers over the same dead entries remove each exactly once [L3b.sweep.race]', async (t) => {
   if (!need(t, ready, 'sweep is not built yet')) return;
-  const tmp = tmpDir('procpin-twosweep-');
-  t.after(() => tmp[Symbol.dispose]());
+  const tmp = tmpDirFor(t, 'procpin-twosweep-');
   const dir = tmp.path;
   const rounds = runs(3, 20);
   for (let round = 0; round < rounds; round++) {

@@ -7,7 +7,7 @@ import { openSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import * as procpin from '../../dist/index.js';
-import { fdTarget, isGone, need, openFds, pkg, runNode, tmpDir, waitFor } from '../helpers.mjs';
+import { fdTarget, isGone, need, openFds, pkg, runNode, tmpDirFor, waitFor } from '../helpers.mjs';
 import { runs } from '../fixtures/reliab-lib.mjs';
 
 const hasSpawn = typeof procpin.spawn === 'function';
@@ -18,8 +18,7 @@ function worker(code) {
 
 test('a Worker terminated while it waits for a child and a flock leaves no descriptor and no crash [L2.worker]', async (t) => {
   if (!need(t, hasSpawn, 'spawn is not built yet')) return;
-  const dir = tmpDir('procpin-teardown-');
-  t.after(() => dir[Symbol.dispose]());
+  const dir = tmpDirFor(t, 'procpin-teardown-');
   const lockPath = join(dir.path, 'lock');
   // We hold the lock, so the Worker's flock waits.
   const held = openSync(lockPath, 'w');
@@ -68,8 +67,7 @@ test('a Worker terminated while it waits for a child and a flock leaves no descr
 
 test('a process that exits with children, exit waits and a flock wait pending exits cleanly [L2.worker]', async (t) => {
   if (!need(t, hasSpawn, 'spawn is not built yet')) return;
-  const dir = tmpDir('procpin-exit-');
-  t.after(() => dir[Symbol.dispose]());
+  const dir = tmpDirFor(t, 'procpin-exit-');
   const lockPath = join(dir.path, 'lock');
   const held = openSync(lockPath, 'w');
   procpin.flockSync(held, procpin.constants.LOCK_EX);

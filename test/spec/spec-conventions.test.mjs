@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import * as esm from 'procpin';
-import { root, tmpDir } from '../helpers.mjs';
+import { root, tmpDirFor } from '../helpers.mjs';
 
 const require = createRequire(import.meta.url);
 const cjs = require('procpin');
@@ -42,8 +42,7 @@ test('the type declarations package.json names exist and declare every runtime e
     assert.ok(existsSync(join(root, f)), `${f} is missing`);
   }
   const names = Object.keys(cjs).filter((k) => k !== '__esModule');
-  const dir = tmpDir('procpin-types-');
-  t.after(() => dir[Symbol.dispose]());
+  const dir = tmpDirFor(t, 'procpin-types-');
   mkdirSync(join(dir.path, 'node_modules'));
   symlinkSync(root, join(dir.path, 'node_modules', 'procpin'));
   const body = (from) => `${from}\nconst names: Array<keyof typeof p> = ${JSON.stringify(names)};\nvoid names;\n`;

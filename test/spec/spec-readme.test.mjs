@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { root, tmpDir } from '../helpers.mjs';
+import { root, tmpDirFor } from '../helpers.mjs';
 
 const blocks = [];
 {
@@ -26,8 +26,7 @@ test('README.md has JavaScript examples to check [C.readme.parses]', () => {
 
 for (const b of blocks) {
   test(`the README example at line ${b.line} parses as an ES module on this Node (${process.version}) [C.readme.parses]`, (t) => {
-    const dir = tmpDir('procpin-readme-');
-    t.after(() => dir[Symbol.dispose]());
+    const dir = tmpDirFor(t, 'procpin-readme-');
     const file = join(dir.path, 'example.mjs');
     writeFileSync(file, b.text);
     const r = spawnSync(process.execPath, ['--check', file], { encoding: 'utf8' });

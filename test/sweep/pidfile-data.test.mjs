@@ -6,13 +6,12 @@ import assert from 'node:assert/strict';
 import { readFileSync, statSync, writeFileSync, openSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
 import * as procpin from '../../dist/index.js';
-import { tmpDir } from '../helpers.mjs';
+import { tmpDirFor } from '../helpers.mjs';
 
 const C = procpin.constants;
 
 test('claimPidfile refuses a JSON document with ERR_PROCPIN_NOT_PIDFILE and leaves it byte for byte [L3b.pidfile.not-pidfile]', async (t) => {
-  const dir = tmpDir();
-  t.after(() => dir[Symbol.dispose]());
+  const dir = tmpDirFor(t);
   const cases = {
     'config.json': '{\n  "port": 8080,\n  "workers": 4\n}\n',
     'two-lines.pid': '123\n456\n',
@@ -40,8 +39,7 @@ test('claimPidfile refuses a JSON document with ERR_PROCPIN_NOT_PIDFILE and leav
 });
 
 test('claimPidfile still takes an empty file and a stale one holding a pid [L3b.pidfile.lock]', async (t) => {
-  const dir = tmpDir();
-  t.after(() => dir[Symbol.dispose]());
+  const dir = tmpDirFor(t);
   for (const [name, content] of [
     ['empty.pid', ''],
     ['stale.pid', '999999\n'],
@@ -56,8 +54,7 @@ test('claimPidfile still takes an empty file and a stale one holding a pid [L3b.
 });
 
 test('claimPidfile with wait: true waits for the holder to let go, and an abort cancels the wait [L3b.pidfile.wait]', async (t) => {
-  const dir = tmpDir();
-  t.after(() => dir[Symbol.dispose]());
+  const dir = tmpDirFor(t);
   const p = join(dir.path, 'app.pid');
   writeFileSync(p, '1\n');
   const holder = openSync(p, 'r');

@@ -3,12 +3,11 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, lstatSync } from 'node:fs';
-import { isGone, pkg, tmpDir, waitFor } from '../helpers.mjs';
+import { isGone, pkg, tmpDirFor, waitFor } from '../helpers.mjs';
 
 /** A temporary directory removed after the test `t`. */
 export function scratch(t) {
-  const d = tmpDir('procpin-sweep-');
-  t.after(() => d[Symbol.dispose]());
+  const d = tmpDirFor(t, 'procpin-sweep-');
   return d;
 }
 
