@@ -137,6 +137,7 @@ export default tseslint.config(
         'lib/signals.ts',
         'lib/proc.ts',
         'lib/primitives.ts',
+        'lib/waitinfo.ts',
       ],
       up: ['./child/*', './group/*', './contain/*', './sweep/*', './cli/*', './child_process'],
     },

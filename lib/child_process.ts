@@ -209,6 +209,7 @@ export interface ChildProcess {
   on(event: 'exit', listener: (code: number | null, signal: NodeJS.Signals | null) => void): this;
   on(event: 'close', listener: (code: number | null, signal: NodeJS.Signals | null) => void): this;
   on(event: 'error', listener: (err: Error) => void): this;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- EventEmitter's own signature: a listener of any other event takes what its emit passes (unknown[] would reject `(x: string) => void`).
   on(event: string | symbol, listener: (...args: any[]) => void): this;
   once(event: 'spawn', listener: () => void): this;
   once(event: 'exit', listener: (code: number | null, signal: NodeJS.Signals | null) => void): this;
@@ -217,6 +218,7 @@ export interface ChildProcess {
     listener: (code: number | null, signal: NodeJS.Signals | null) => void,
   ): this;
   once(event: 'error', listener: (err: Error) => void): this;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- as for on() above.
   once(event: string | symbol, listener: (...args: any[]) => void): this;
 }
 
@@ -347,16 +349,24 @@ function failedStart(
     err.path = spawnfile;
     err.spawnargs = spawnargs.slice(1);
     c.emit('error', err);
-    streamsClosed(streams).then(() => {
+    const closing = streamsClosed(streams).then(() => {
       c.markClosed();
       c.emit('close', errno, null);
     });
+    closing.catch(uncaught);
   });
   return c;
 }
 
+/** Rethrows a listener's throw outside the promise chain: an uncaught exception, as child_process has it. */
+function uncaught(err: unknown): void {
+  process.nextTick(() => {
+    throw err;
+  });
+}
+
 function watch(c: ChildProcess, group: ProcessGroup, done: () => void): void {
-  group.exited.then(
+  const exiting = group.exited.then(
     (info) => {
       if (info.signal !== null) c.signalCode = info.signal as NodeJS.Signals;
       else c.exitCode = info.exitCode;
@@ -373,8 +383,9 @@ function watch(c: ChildProcess, group: ProcessGroup, done: () => void): void {
     },
     () => done(),
   );
+  exiting.catch(uncaught);
   const streams = c.stdio.slice(1);
-  group.closed.then(
+  const closing = group.closed.then(
     (result) =>
       streamsClosed(streams).then(() => {
         // A leader whose status was lost still closes; its code and signal are what the group says.
@@ -393,4 +404,5 @@ function watch(c: ChildProcess, group: ProcessGroup, done: () => void): void {
       c.emit('close', c.exitCode, c.signalCode);
     },
   );
+  closing.catch(uncaught);
 }

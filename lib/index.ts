@@ -19,7 +19,7 @@ export {
 } from './primitives';
 export type { FlockOptions } from './primitives';
 export type { Signal } from './signals';
-export type { WaitInfo, WaitCode } from './child/waitinfo';
+export type { WaitInfo, WaitCode } from './waitinfo';
 export type { ProcpinSystemError, ProcpinLockedError } from './errors';
 export { isLockedError } from './errors';
 

@@ -6,7 +6,7 @@
 import { binding } from './binding';
 import { abortError, check, codedError, ERRNO, errnoException } from './errors';
 import { validateSignal } from './signals';
-import { toWaitInfo, type WaitInfo } from './child/waitinfo';
+import { toWaitInfo, type WaitInfo } from './waitinfo';
 import {
   INT32_MAX,
   UINT32_MAX,

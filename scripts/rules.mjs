@@ -814,7 +814,6 @@ export const RULES = [
     tests: [
       "'a released group holds no descriptor and leaves no zombie",
       "'with piped stdio a released group holds no descriptor",
-      "'a failed reap still releases the group",
       "'a leader reaped by someone else after its exit was read",
       "'a reap of the leader that fails with",
     ],
@@ -1015,7 +1014,7 @@ export const RULES = [
     tests: [
       '"a dead owner\'s non-empty directory, file and socket go',
       '"a zombie\'s entry goes: a zombie counts as dead"',
-      '"an entry naming a live process of another user is kept: EPERM means alive"',
+      '"an entry naming a live process of another user is kept: EPERM means alive',
     ],
   },
   {
@@ -1301,7 +1300,7 @@ export const RULES = [
       "'the parent-death signal kills the child when its parent is SIGKILLed",
       "'100 cycles leave fds and zombies unchanged",
       "'close() of a running child: kill false, reaped when it exits",
-      '"an unref()ed running child does not keep node alive"',
+      "'an unref()ed running child does not keep node alive'",
       "'inside a Worker: exit seen; the parent-death signal follows the thread",
       "'openProcess needs pidfd_open: ENOSYS on the old kernel",
       '`under the old-kernel filter pidfd_open and pidfd_send_signal fail',

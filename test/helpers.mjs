@@ -109,6 +109,13 @@ export function tmpDirFor(t, prefix) {
 /**
  * Runs a command; resolves with { code, signal, stdout, stderr }; SIGKILLs it after `timeout` ms.
  * `env` adds variables; `extraStdio` gives child_process stdio entries for descriptors 3 and up.
+ * @typedef {{ env?: Record<string, string | undefined>, timeout?: number, input?: string | Buffer,
+ *   extraStdio?: Array<import('node:child_process').IOType | 'ipc' | number | import('node:stream').Stream | null> }} RunOptions
+ * @typedef {{ code: number | null, signal: NodeJS.Signals | null, stdout: string, stderr: string }} RunResult
+ * @param {string} cmd
+ * @param {readonly string[]} args
+ * @param {RunOptions} [options]
+ * @returns {Promise<RunResult>}
  */
 export function runCmd(cmd, args, { env = {}, timeout = 30000, input, extraStdio = [] } = {}) {
   return new Promise((resolve, reject) => {
@@ -132,7 +139,12 @@ export function runCmd(cmd, args, { env = {}, timeout = 30000, input, extraStdio
   });
 }
 
-/** Runs a node ES module (code string) in a child process; resolves as {@link runCmd}. */
+/**
+ * Runs a node ES module (code string) in a child process; resolves as {@link runCmd}.
+ * @param {string} code
+ * @param {RunOptions & { args?: readonly string[] }} [options]
+ * @returns {Promise<RunResult>}
+ */
 export function runNode(code, { args = [], ...options } = {}) {
   return runCmd(process.execPath, ['--input-type=module', '-e', code, ...args], options);
 }

@@ -68,7 +68,12 @@ export function oldKernelAvailable() {
 /** What the filter answers for a missing call: 'ENOSYS' (an old kernel) or 'EPERM' (a container policy). */
 export const oldKernelErrno = process.env.PROCPIN_OLDKERNEL_ERRNO === 'EPERM' ? 'EPERM' : 'ENOSYS';
 
-/** Runs a node ES module (code string) under the filter: resolves with { code, signal, stdout, stderr }. */
+/**
+ * Runs a node ES module (code string) under the filter: resolves with { code, signal, stdout, stderr }.
+ * @param {string} code
+ * @param {import('./helpers.mjs').RunOptions & { args?: readonly string[], errno?: string }} [options]
+ * @returns {Promise<import('./helpers.mjs').RunResult>}
+ */
 export function runOldKernel(code, { args = [], errno = oldKernelErrno, env = {}, ...options } = {}) {
   const bin = oldKernelBinary();
   if (!bin) return Promise.reject(new Error(`oldkernel unavailable: ${compileC.lastError}`));

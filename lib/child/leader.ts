@@ -9,7 +9,7 @@
  */
 import type { NativeChildHandle } from '../binding';
 import { codedError } from '../errors';
-import type { WaitInfo } from './waitinfo';
+import type { WaitInfo } from '../waitinfo';
 
 /** What a claimable Child hands over, once, to the group that claims it. */
 export interface LeaderAccess {

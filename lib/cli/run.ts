@@ -77,8 +77,8 @@ export async function runCommand(args: string[]): Promise<number> {
     const m = message as {
       pid?: number;
       phase?: string;
-      signal?: unknown;
-      reason?: unknown;
+      signal?: string | null;
+      reason?: string;
       ms?: number;
     };
     const sig = m.signal === undefined || m.signal === null ? '' : ` ${String(m.signal)}`;

@@ -108,13 +108,13 @@ async function sweepCgroupsCommand(
     const removed = dryRun ? 'would remove' : 'removed';
     const width = Math.max(removed.length, 'kept'.length);
     for (const e of report.removed)
-      out(`${removed.padEnd(width)}  cgroup ${e.name}  (procpin ${e.pid} is dead)\n`);
+      out(`${removed.padEnd(width)}  cgroup ${shownName(e.name)}  (procpin ${e.pid} is dead)\n`);
     for (const e of report.kept) {
       const why =
         e.reason === 'namespace'
           ? 'in another pid namespace, not provably dead'
           : (e.reason ?? 'kept');
-      out(`${'kept'.padEnd(width)}  cgroup ${e.name}  (procpin ${e.pid}: ${why})\n`);
+      out(`${'kept'.padEnd(width)}  cgroup ${shownName(e.name)}  (procpin ${e.pid}: ${why})\n`);
     }
   }
   if (report.error) {

@@ -289,7 +289,7 @@ function makeCgroup(): NewCgroup | string {
     return `${dir} cannot be made (${(err as Error).message})`;
   }
   let procs = -1;
-  let kill = -1;
+  let kill: number;
   try {
     procs = fs.openSync(path.join(dir, 'cgroup.procs'), fs.constants.O_WRONLY);
     kill = fs.openSync(path.join(dir, 'cgroup.kill'), fs.constants.O_WRONLY);

@@ -74,7 +74,7 @@ export function spawnContained(
   if (reason === null) {
     const r = refusedOr(() => spawnCgroup(file, args, options));
     if (r.refused === undefined) {
-      (r.value.holder.fallback as string[]).push(...fallback);
+      r.value.holder.fallback.push(...fallback);
       return r.value;
     }
     reason = r.refused;

@@ -9,7 +9,7 @@
 import * as fs from 'node:fs';
 import { initExecutablePath } from '../binding';
 import { Child, spawnRewritten, type SpawnOptions, type SpawnSpec } from '../child/child';
-import type { WaitInfo } from '../child/waitinfo';
+import type { WaitInfo } from '../waitinfo';
 import { errnoException } from '../errors';
 import { SIGNALS } from '../signals';
 import { ContainmentRefused, readText, type Holder } from './common';
@@ -113,7 +113,7 @@ export function spawnPidns(
   const stage = m[1] as string;
   const errno = -Number(m[2]);
   if (stage === 'exec') {
-    throw errnoException(errno, 'execve', { path: file, spawnargs: [...args] } as never, caller);
+    throw errnoException(errno, 'execve', { path: file, spawnargs: [...args] }, caller);
   }
   const e = errnoException(errno, stage === 'mount' ? 'mount' : 'clone', {});
   throw new ContainmentRefused(

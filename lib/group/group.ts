@@ -14,7 +14,7 @@ import {
   startLeader,
   type SpawnOptions,
 } from '../child/child';
-import type { WaitInfo } from '../child/waitinfo';
+import type { WaitInfo } from '../waitinfo';
 import {
   spawnContained,
   validateContain,

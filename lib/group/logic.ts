@@ -6,7 +6,7 @@
  * @module
  */
 import { SIGNALS } from '../signals';
-import type { WaitInfo } from '../child/waitinfo';
+import type { WaitInfo } from '../waitinfo';
 import {
   FIRST_SCAN_MS,
   MAX_SCAN_MS,

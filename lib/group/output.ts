@@ -9,7 +9,7 @@ import { codedError } from '../errors';
 import { ProcessGroup } from './group';
 import type { GroupResult } from './logic';
 import { invalidArgType, invalidArgValue, readOptions, validateInteger } from '../validate';
-import type { WaitInfo } from '../child/waitinfo';
+import type { WaitInfo } from '../waitinfo';
 import { validateSignal, type Signal } from '../signals';
 
 /** Options of {@link collectOutput}. */

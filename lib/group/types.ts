@@ -3,7 +3,7 @@
  * needs ({@link GroupOps}), which the kernel side (./kernel) or a test's recorder provides.
  * @module
  */
-import type { WaitInfo } from '../child/waitinfo';
+import type { WaitInfo } from '../waitinfo';
 
 /** A members scan's answer: a count, or `'unknown'` when `/proc` could not be read. */
 export type ScanResult = number | 'unknown';

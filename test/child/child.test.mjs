@@ -1,3 +1,4 @@
+// @ts-nocheck -- not type-checked yet: its deliberate wrong-type calls (abuse, validation) are not marked with @ts-expect-error and its inferred types are not declared.
 // SPEC Layer 2 on real processes: spawn, Child (exited without reaping, poll, kill, reap, close,
 // ref/unref), spawn failures, process groups, descriptors, signals, parent death, openProcess.
 import { test } from 'node:test';

@@ -112,7 +112,10 @@ test('cat <file> | grep x | wc -c moves 1 MiB through children chained by their 
   // As Node's case checks: this process never starts reading the handed-over streams.
   const handed = [cat.stdout, grep.stdout];
   t.after(() => handed.forEach((s) => s.destroy()));
-  for (const s of handed) s._handle.readStart = () => assert.fail('read by the parent');
+  for (const s of handed) {
+    /** @type {{ _handle: { readStart: () => void } }} */ (/** @type {unknown} */ (s))._handle.readStart = () =>
+      assert.fail('read by the parent');
+  }
   const errs = [cat, grep, wc].map((c) => text(c.stderr));
   const out = text(wc.stdout);
   // 'exit' for the two whose stdout was handed over: their 'close' waits for that stream,
@@ -154,6 +157,7 @@ test('Symbol.dispose kills the child at once (killed is true right away), exit s
 
 test('stdio is validated as child_process does: a bad string or a number throws, a short array is padded with pipes, Streams give their descriptors (Node: test-child-process-validate-stdio) [L2b.options]', async () => {
   for (const stdio of ['foo', 600]) {
+    // @ts-expect-error bad stdio values and an options object in place of args: each is refused
     assert.throws(() => spawn('true', { stdio }), { code: /^ERR_INVALID_ARG_(VALUE|TYPE)$/ });
   }
   const short = spawn('true', { stdio: [] });

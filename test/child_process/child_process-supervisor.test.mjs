@@ -1,3 +1,4 @@
+// @ts-nocheck -- not type-checked yet: its deliberate wrong-type calls (abuse, validation) are not marked with @ts-expect-error and its inferred types are not declared.
 // procpin/child_process used as a supervisor uses child_process.spawn: the differences a
 // supervisor would trip over, each compared with child_process side by side.
 import { test } from 'node:test';

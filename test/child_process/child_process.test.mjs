@@ -1,3 +1,4 @@
+// @ts-nocheck -- not type-checked yet: its deliberate wrong-type calls (abuse, validation) are not marked with @ts-expect-error and its inferred types are not declared.
 // SPEC Layer 2b: procpin/child_process behaves as child_process.spawn does (events, order,
 // arguments, properties, errors) with a ProcessGroup underneath. The cases named "(Node: ...)"
 // are Node's own test/parallel/test-child-process-* cases about spawn on Linux, rewritten here
@@ -404,3 +405,23 @@ test("a connected socket given as a child's stdin is read by the child only, and
   client.write('back');
   assert.equal(String(await back), 'back');
 });
+
+for (const [what, file] of [
+  ['after a start error', '/nonexistent/procpin-no-such-file'],
+  ['after an exit', 'true'],
+]) {
+  test(`a 'close' listener that throws ${what} is an uncaught exception, as in child_process, not an unhandled rejection [L2b.events]`, () => {
+    const script = `
+      const { spawn } = require('procpin/child_process');
+      process.on('uncaughtException', (err, origin) => {
+        process.stdout.write(origin + ' ' + err.message);
+        process.exit(0);
+      });
+      const c = spawn(${JSON.stringify(file)});
+      c.on('error', () => {});
+      c.on('close', () => { throw new Error('from the listener'); });
+    `;
+    const r = cp.spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 20_000 });
+    assert.equal(r.stdout, 'uncaughtException from the listener', r.stderr);
+  });
+}

@@ -10,6 +10,10 @@ export const bin = join(root, 'bin', 'procpin');
  * Starts `procpin ...args` (options: env, input, timeout, wrapper, nodeArgs). Returns { child, result, exited, line }: `result` resolves with
  * { code, signal, stdout, stderr, ms } once procpin exited and its output closed, `exited` with
  * { code, signal, ms } as soon as procpin exited, and `line()` with the next stdout line.
+ * @typedef {{ env?: Record<string, string | undefined>, input?: string | Buffer, timeout?: number,
+ *   wrapper?: readonly string[], nodeArgs?: readonly string[] }} StartOptions
+ * @param {readonly string[]} args
+ * @param {StartOptions} [options]
  */
 export function start(args, { env = {}, input, timeout = 30000, wrapper = [], nodeArgs = [] } = {}) {
   const t0 = Date.now();
@@ -59,7 +63,11 @@ export function start(args, { env = {}, input, timeout = 30000, wrapper = [], no
   return { child, result, exited, line };
 }
 
-/** Runs `procpin ...args` to the end. */
+/**
+ * Runs `procpin ...args` to the end.
+ * @param {readonly string[]} args
+ * @param {StartOptions} [options]
+ */
 export function procpin(args, options) {
   return start(args, { input: '', ...options }).result;
 }

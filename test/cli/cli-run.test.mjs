@@ -145,11 +145,11 @@ test('the whole group is cleaned when the leader exits [L3a.exit.clean-then-reap
   await noSurvivor(pgid);
 });
 
-for (const [sig, n] of [
+for (const [sig, n] of /** @type {Array<[NodeJS.Signals, number]>} */ ([
   ['SIGINT', 2],
   ['SIGTERM', 15],
   ['SIGHUP', 1],
-]) {
+])) {
   test(`${sig} sent to procpin is forwarded to the group, then no member survives (exit ${128 + n}) [CLI.run.forward]`, async () => {
     // Background jobs of a non-interactive sh ignore SIGINT (and the leader is sleep, which does
     // not): the cleanup after the forward must still end them.

@@ -1,3 +1,4 @@
+// @ts-nocheck -- not type-checked yet: its deliberate wrong-type calls (abuse, validation) are not marked with @ts-expect-error and its inferred types are not declared.
 // SPEC Layer 3a against real processes: each rule of zombie-reserved group cleanup, checked in
 // the kernel's own record (/proc/PID/stat states, pgids, /proc/self/fd).
 // PROCPIN_NO_PIDFD_GROUP=1 runs the same file through the kill(-pgid) fallback

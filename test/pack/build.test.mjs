@@ -10,14 +10,12 @@
 //    newer than GLIBC_2.28.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { promisify } from 'node:util';
 import { need, root, tmpDir } from '../helpers.mjs';
 import { copyPackage as copyInto, packedTarball, sh } from './pack-helpers.mjs';
 
-const run = promisify(execFile);
 const work = tmpDir('procpin-build-');
 test.after(() => work[Symbol.dispose]());
 

@@ -10,10 +10,10 @@ import { compileC } from '../oldkernel.mjs';
 
 const pkgUrl = JSON.stringify(pathToFileURL(join(root, 'dist', 'index.js')).href);
 
-for (const [title, env] of [
+for (const [title, env] of /** @type {Array<[string, Record<string, string>]>} */ ([
   ['with the wake signal taken', {}],
   ['with every real-time signal taken (polling)', { PROCPIN_TEST_TAKE_ALL: '1' }],
-]) {
+])) {
   test(`${title}, flock still waits, is granted, aborts cleanly, and a Worker tears down [K.flock-wake]`, async (t) => {
     const so = compileC('wake_signal_taken', { output: 'wake_signal_taken.so', shared: true });
     if (!need(t, so !== null, `a C compiler: ${compileC.lastError}`)) return;

@@ -4,7 +4,6 @@
 // break Node itself (CLOSE_RANGE_UNSHARE on a JavaScript thread) is refused.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import * as procpin from '../../dist/index.js';
@@ -32,10 +31,10 @@ test('signals 32 and 33 are taken by number and by name, as process.kill takes t
 });
 
 test('a child killed by signal 32 or 33 reports its signal by name [L1.kernel.accepts]', async () => {
-  for (const [sig, name] of [
+  for (const [sig, name] of /** @type {Array<[import('procpin').Signal, string]>} */ ([
     [32, 'SIG32'],
     ['SIG33', 'SIG33'],
-  ]) {
+  ])) {
     const child = procpin.spawn('sleep', ['30'], { stdio: 'ignore' });
     child.kill(sig);
     const info = await child.exited;

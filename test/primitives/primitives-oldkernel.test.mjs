@@ -17,6 +17,7 @@ const pkgUrl = JSON.stringify(pathToFileURL(join(root, 'dist', 'index.js')).href
 async function underOldKernel(t, body) {
   if (!need(t, oldKernelAvailable(), 'a C compiler and seccomp for the old-kernel filter')) return null;
   const devnull = HIGH.map(() => openSync('/dev/null', 'r'));
+  /** @type {Array<'ignore' | number>} */
   const extraStdio = [];
   for (let i = 3; i < 100; i++) extraStdio.push('ignore');
   extraStdio.push(...devnull);

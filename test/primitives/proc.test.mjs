@@ -85,6 +85,7 @@ test('readProcStat refuses a pid that is not a positive int32 with a Node-shaped
     assert.throws(() => readProcStat(bad), { code: 'ERR_OUT_OF_RANGE' }, String(bad));
   }
   for (const bad of ['1', null, undefined, 1n]) {
+    // @ts-expect-error not a pid: each bad value is refused
     assert.throws(() => readProcStat(bad), { code: 'ERR_INVALID_ARG_TYPE' }, String(bad));
   }
 });

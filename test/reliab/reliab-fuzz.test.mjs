@@ -1,3 +1,4 @@
+// @ts-nocheck -- not type-checked yet: its deliberate wrong-type calls (abuse, validation) are not marked with @ts-expect-error and its inferred types are not declared.
 // Hostile input: arbitrary values over every export (test/fixtures/reliab-fuzz.mjs, 10^5 calls in
 // a child process that must exit 0 with no descriptor leaked), NUL bytes in every string that
 // reaches the kernel, and argument lists over the kernel's limit.

@@ -10,7 +10,7 @@ import { root } from '../helpers.mjs';
 const native = join(root, 'native');
 const core = join(native, 'core');
 const filesUnder = (dir) =>
-  readdirSync(dir, { recursive: true })
+  readdirSync(dir, { recursive: true, encoding: 'utf8' })
     .filter((f) => /\.(cc|h|c)$/.test(f))
     .sort()
     .map((f) => join(dir, f));

@@ -85,7 +85,10 @@ test('claimPidfile with wait: true waits for the holder to let go, and an abort 
 });
 
 test('claimPidfile refuses bad options before touching the file [C.args.reject]', async () => {
+  // @ts-expect-error wait must be a boolean: a number is refused
   await assert.rejects(procpin.claimPidfile('/nonexistent/x.pid', { wait: 1 }), { code: 'ERR_INVALID_ARG_TYPE' });
+  // @ts-expect-error not an AbortSignal: it must be refused
   await assert.rejects(procpin.claimPidfile('/nonexistent/x.pid', { signal: {} }), { code: 'ERR_INVALID_ARG_TYPE' });
+  // @ts-expect-error a misspelt option: it must be refused
   await assert.rejects(procpin.claimPidfile('/nonexistent/x.pid', { wiat: true }), { code: 'ERR_INVALID_ARG_VALUE' });
 });

@@ -2,9 +2,9 @@
  * `WaitInfo`: `siginfo_t` from a wait, with Node's view added.
  * @module
  */
-import type { RawWaitInfo } from '../binding';
-import { binding } from '../binding';
-import { signalName } from '../signals';
+import type { RawWaitInfo } from './binding';
+import { binding } from './binding';
+import { signalName } from './signals';
 
 /** How a child changed state (`siginfo_t.si_code`). */
 export type WaitCode =
