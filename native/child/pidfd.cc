@@ -11,6 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "../core/sys.h"
 #include "../endkill.h"
 #include "state.h"
 
@@ -18,15 +19,8 @@ namespace procpin::child {
 
 namespace {
 
-// fstat through the raw call (glibc's struct stat is the kernel's on 64-bit targets): glibc 2.33
-// moved fstat into libc proper, and calling it would raise the addon's glibc floor.
-int FdStat(int fd, struct stat* st) {
-#ifdef SYS_newfstatat
-  return syscall(SYS_newfstatat, fd, "", st, AT_EMPTY_PATH) == 0 ? 0 : -errno;
-#else
-  return fstat(fd, st) == 0 ? 0 : -errno;
-#endif
-}
+// fstat through the core's raw stat (glibc 2.33 moved fstat into libc proper).
+int FdStat(int fd, struct stat* st) { return sys::StatAt(fd, "", st, AT_EMPTY_PATH); }
 
 // The "Pid:" line of descriptor n's fdinfo.
 bool PidLine(int n, char* out, size_t len) {

@@ -44,8 +44,8 @@ bool NumberIsItsOwn(ChildState* s) {
   if (s->procdir >= 0) {
     // A lookup only (nothing is read): it fails with ESRCH once the process is reaped.
     struct stat st;
-    if (fstatat(s->procdir, "comm", &st, 0) == 0) return true;
-    return errno != ESRCH && errno != ENOENT;
+    int r = sys::StatAt(s->procdir, "comm", &st, 0);
+    return r == 0 || (r != -ESRCH && r != -ENOENT);
   }
   unsigned long long now;
   return s->start == 0 || (now = StartTime(s->pid)) == s->start || now == 0;

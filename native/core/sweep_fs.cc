@@ -8,6 +8,8 @@
 
 #include <atomic>
 
+#include "sys.h"
+
 namespace procpin::sweep {
 
 #ifndef STATX_ATTR_MOUNT_ROOT
@@ -37,14 +39,9 @@ int StatAt(int dirfd, const char* name, int flags, Stat* out) {
     g_no_statx.store(true, std::memory_order_relaxed);
   }
 #endif
-  // The raw call (glibc's struct stat is the kernel's on 64-bit targets): glibc 2.33 moved
-  // fstatat into libc proper, and calling it would raise the addon's glibc floor.
+  // The raw call (sys::StatAt): glibc 2.33's fstatat would raise the addon's glibc floor.
   struct stat st;
-#ifdef SYS_newfstatat
-  if (syscall(SYS_newfstatat, dirfd, name, &st, flags) != 0) return -errno;
-#else
-  if (fstatat(dirfd, name, &st, flags) != 0) return -errno;
-#endif
+  if (int r = sys::StatAt(dirfd, name, &st, flags); r != 0) return r;
   out->mode = st.st_mode;
   out->uid = st.st_uid;
   out->dev = st.st_dev;

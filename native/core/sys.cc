@@ -261,4 +261,12 @@ bool HasPidfdGroupSignal() {
   return yes;
 }
 
+int StatAt(int dirfd, const char* name, struct stat* st, int flags) {
+#ifdef SYS_newfstatat
+  return syscall(SYS_newfstatat, dirfd, name, st, flags) == 0 ? 0 : -errno;
+#else
+  return fstatat(dirfd, name, st, flags) == 0 ? 0 : -errno;
+#endif
+}
+
 }  // namespace procpin::sys

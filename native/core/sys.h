@@ -5,6 +5,7 @@
 #pragma once
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 // For code that runs in a CLONE_VM child (on its own stack, frames that never return):
@@ -70,5 +71,11 @@ int ExitedByKernel(pid_t pid);
 // Probes close_range (and its CLOEXEC flag) now, so that CloseRange in a CLONE_VM child reads
 // a settled answer instead of probing there. Cheap; idempotent.
 void ProbeCloseRange();
+
+// fstatat(dirfd, name, st, flags) through the raw call (glibc's struct stat is the kernel's on
+// 64-bit targets): glibc 2.33 moved the stat family into libc proper under a new symbol version,
+// and calling it would raise the addon's glibc floor above 2.28. An empty `name` with
+// AT_EMPTY_PATH is fstat(dirfd). 0 or -errno.
+int StatAt(int dirfd, const char* name, struct stat* st, int flags);
 
 }  // namespace procpin::sys
