@@ -47,7 +47,7 @@ test('a missing program throws ENOENT (execve, path, spawnargs) synchronously an
       assert.equal(err.path, 'procpin-no-such-program');
       assert.deepEqual(err.spawnargs, ['a', 'b']);
       assert.match(err.message, /^ENOENT: no such file or directory, execve/);
-      assert.match(err.stack.split('\n')[1], /child\.test\.mjs/); // stack starts at the caller
+      assert.match(err.stack.split('\n')[1], /child-spawn\.test\.mjs/); // stack starts at the caller
       return true;
     },
   );
