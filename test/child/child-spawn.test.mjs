@@ -36,6 +36,13 @@ function collect(stream) {
   });
 }
 
+/** Ends a child this test started: SIGKILL, its exit, the reap. */
+async function killAndReap(child) {
+  child.kill('SIGKILL');
+  await child.exited;
+  child.reap();
+}
+
 test('a missing program throws ENOENT (execve, path, spawnargs) synchronously and leaves no zombie [L2.spawn.fail]', () => {
   const before = ourZombies();
   assert.throws(
@@ -106,9 +113,7 @@ test("processGroup 'new' (the default) makes the child lead a group of its own [
   const st = procStat(child.pid);
   assert.equal(st.pgid, child.pid);
   assert.equal(st.sid, procStat(process.pid).sid);
-  child.kill('SIGKILL');
-  await child.exited;
-  child.reap();
+  await killAndReap(child);
 });
 
 test("processGroup 'session' makes the child lead a new session [L2.spawn.group]", async () => {
@@ -116,9 +121,7 @@ test("processGroup 'session' makes the child lead a new session [L2.spawn.group]
   const st = procStat(child.pid);
   assert.equal(st.sid, child.pid);
   assert.equal(st.pgid, child.pid);
-  child.kill('SIGKILL');
-  await child.exited;
-  child.reap();
+  await killAndReap(child);
 });
 
 test("processGroup 'inherit' leaves the child in our group [L2.spawn.group]", async () => {
@@ -127,9 +130,7 @@ test("processGroup 'inherit' leaves the child in our group [L2.spawn.group]", as
   const st = procStat(child.pid);
   assert.equal(st.pgid, me.pgid);
   assert.equal(st.sid, me.sid);
-  child.kill('SIGKILL');
-  await child.exited;
-  child.reap();
+  await killAndReap(child);
 });
 
 // Node marks the low descriptors it inherits close-on-exec at startup; one at 100 keeps the
@@ -207,9 +208,7 @@ test('the child starts with an empty signal mask and default dispositions (SIGPI
   assert.equal(st.SigIgn, '0000000000000000');
   // (SigCgt is the program's own business: execve resets handlers, and a sanitizer run's
   // LD_PRELOAD installs some in every program.)
-  child.kill('SIGKILL');
-  await child.exited;
-  child.reap();
+  await killAndReap(child);
 });
 
 test('the pidfd is close-on-exec, blocking, and refers to the child; reap() closes it [L2.spawn.pidfd]', async () => {
@@ -221,9 +220,7 @@ test('the pidfd is close-on-exec, blocking, and refers to the child; reap() clos
   const flags = parseInt(/flags:\s+(\d+)/.exec(info)[1], 8);
   assert.notEqual(flags & 0o2000000, 0, 'O_CLOEXEC');
   assert.equal(flags & 0o4000, 0, 'not O_NONBLOCK (a blocking waitid(P_PIDFD) must wait)');
-  child.kill('SIGKILL');
-  await child.exited;
-  child.reap();
+  await killAndReap(child);
   assert.equal(child.pidfd, -1);
   assert.equal(openFds().includes(fd), false);
 });

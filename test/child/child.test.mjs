@@ -12,6 +12,29 @@ import { spawn, openProcess } from '../../dist/index.js';
 import { isGone, need, openFds, pkg, procState, runNode, waitFor } from '../helpers.mjs';
 import { compileC } from '../oldkernel.mjs';
 
+/** The garbage collector, exposed for this process. */
+function exposeGc() {
+  setFlagsFromString('--expose-gc');
+  return runInNewContext('gc');
+}
+
+/** A collection, and a turn of the loop for what it finalized. */
+async function collect(gc) {
+  gc();
+  await new Promise((r) => setImmediate(r));
+}
+
+/** Collects until the child `pid` has been reaped (its finalizer's work), with a bound. */
+function collectUntilReaped(gc, pid, what) {
+  return waitFor(
+    async () => {
+      await collect(gc);
+      return procState(pid) === null;
+    },
+    { what, timeout: 10000 },
+  );
+}
+
 test('a child that exits with a code reports CLD_EXITED and that code [L2.exited.unreaped]', async () => {
   const child = spawn('sh', ['-c', 'exit 42'], { stdio: 'ignore' });
   const info = await child.exited;
@@ -139,50 +162,32 @@ test('close() on a running child leaves it running and reaps it the moment it ex
 });
 
 test('an unreachable Child is reaped and its pidfd closed once it exited and was collected [L2.lifetime]', async () => {
-  setFlagsFromString('--expose-gc');
-  const gc = runInNewContext('gc');
+  const gc = exposeGc();
   const fdsBefore = openFds().length;
   let pid;
   (() => {
     pid = spawn('true', [], { stdio: 'ignore' }).pid;
   })();
   await waitFor(() => procState(pid) === 'Z', { what: 'the zombie' });
-  await waitFor(
-    async () => {
-      gc();
-      await new Promise((r) => setImmediate(r));
-      return procState(pid) === null;
-    },
-    { what: 'the collected Child to be reaped', timeout: 10000 },
-  );
+  await collectUntilReaped(gc, pid, 'the collected Child to be reaped');
   await waitFor(() => openFds().length <= fdsBefore, { what: 'the pidfd to be closed' });
 });
 
 test('an unreachable running Child is reaped when it exits later [L2.lifetime]', async () => {
-  setFlagsFromString('--expose-gc');
-  const gc = runInNewContext('gc');
+  const gc = exposeGc();
   let pid;
   (() => {
     const c = spawn('sleep', ['30'], { stdio: 'ignore' });
     void c.exited.then(() => {}); // nothing keeps the Child itself
     pid = c.pid;
   })();
-  gc();
-  await new Promise((r) => setImmediate(r));
+  await collect(gc);
   process.kill(pid, 'SIGKILL');
-  await waitFor(
-    async () => {
-      gc();
-      await new Promise((r) => setImmediate(r));
-      return procState(pid) === null;
-    },
-    { what: 'the child to be reaped', timeout: 10000 },
-  );
+  await collectUntilReaped(gc, pid, 'the child to be reaped');
 });
 
 test('awaiting exited keeps the Child alive: the promise resolves though nothing else holds it [L2.lifetime]', async () => {
-  setFlagsFromString('--expose-gc');
-  const gc = runInNewContext('gc');
+  const gc = exposeGc();
   const p = spawn('sh', ['-c', 'sleep 0.2; exit 9'], { stdio: 'ignore' }).exited;
   gc();
   assert.equal((await p).exitCode, 9);

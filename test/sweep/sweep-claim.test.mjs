@@ -18,7 +18,7 @@ import {
 import { join } from 'node:path';
 import * as procpin from '../../dist/index.js';
 import { fdTarget, isRoot, need, openFds, pkg, waitFor } from '../helpers.mjs';
-import { deadPid, exists, holder, names, scratch } from './sweep-fixtures.mjs';
+import { deadPid, exists, holder, names, scratch, keptReasons } from './sweep-fixtures.mjs';
 
 const P = 'app-';
 
@@ -51,10 +51,7 @@ test('claim sweeps first, then creates prefix<pid>-<random> exclusively, locked 
       closeSync(other);
     }
     const r = await procpin.sweep(d.path, { prefix: P, authority: 'lock' });
-    assert.deepEqual(
-      r.kept.map((e) => [e.name, e.reason]),
-      [[c.path.slice(d.path.length + 1), 'locked']],
-    );
+    assert.deepEqual(keptReasons(r), [[c.path.slice(d.path.length + 1), 'locked']]);
   } finally {
     await c.release();
   }

@@ -9,7 +9,7 @@ import { chmodSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'n
 import { join } from 'node:path';
 import * as procpin from '../../dist/index.js';
 import { fdTarget, isRoot, need, openFds, pkg, runNode } from '../helpers.mjs';
-import { deadPid, deadSocket, exists, holder, lockHolder, names, scratch } from './sweep-fixtures.mjs';
+import { deadPid, deadSocket, exists, holder, lockHolder, names, scratch, keptReasons } from './sweep-fixtures.mjs';
 
 const P = 'prefix-';
 
@@ -24,10 +24,7 @@ test('dryRun removes nothing but reports what would go, and why the rest stays [
   const before = readdirSync(d.path).sort();
   const r = await procpin.sweep(d.path, { prefix: P, dryRun: true });
   assert.deepEqual(names(r.removed), [`${P}${dead}`, `${P}${dead}.f`, `${P}${dead}.sock`]);
-  assert.deepEqual(
-    r.kept.map((e) => [e.name, e.reason]),
-    [[`${P}1`, 'alive']],
-  );
+  assert.deepEqual(keptReasons(r), [[`${P}1`, 'alive']]);
   assert.deepEqual(readdirSync(d.path).sort(), before);
   assert.deepEqual(readdirSync(join(d.path, `${P}${dead}`)), ['x']);
   const real = await procpin.sweep(d.path, { prefix: P });

@@ -9,7 +9,17 @@ import net from 'node:net';
 import { join } from 'node:path';
 import * as procpin from '../../dist/index.js';
 import { isRoot, need, pkg, procState, runNode, waitFor } from '../helpers.mjs';
-import { deadPid, deadSocket, exists, holder, liveChild, lockHolder, names, scratch } from './sweep-fixtures.mjs';
+import {
+  deadPid,
+  deadSocket,
+  exists,
+  holder,
+  liveChild,
+  lockHolder,
+  names,
+  scratch,
+  keptReasons,
+} from './sweep-fixtures.mjs';
 
 const P = 'prefix-';
 
@@ -86,7 +96,7 @@ test('a symlink named like a dead owner is kept as a symlink and its target is u
   symlinkSync(join(d.path, 'target-file'), join(d.path, `${P}${dead}.f`));
   const r = await procpin.sweep(d.path, { prefix: P });
   assert.deepEqual(r.removed, []);
-  assert.deepEqual(r.kept.map((e) => [e.name, e.reason]).sort(), [
+  assert.deepEqual(keptReasons(r).sort(), [
     [`${P}${dead}`, 'symlink'],
     [`${P}${dead}.f`, 'symlink'],
   ]);
@@ -143,7 +153,7 @@ test('an entry whose lock a live process holds is kept as locked, and goes once 
   try {
     const r = await procpin.sweep(d.path, { prefix: P });
     assert.deepEqual(r.removed, []);
-    assert.deepEqual(r.kept.map((e) => [e.name, e.reason]).sort(), [
+    assert.deepEqual(keptReasons(r).sort(), [
       [`${P}${dead}`, 'locked'],
       [`${P}${dead}.lock`, 'locked'],
     ]);
@@ -168,10 +178,7 @@ test('a socket with a listener is kept as listening; one whose server was SIGKIL
   try {
     const r = await procpin.sweep(d.path, { prefix: P });
     assert.deepEqual(names(r.removed), [`${P}${dead}-gone.sock`]);
-    assert.deepEqual(
-      r.kept.map((e) => [e.name, e.reason]),
-      [[`${P}${dead}-live.sock`, 'listening']],
-    );
+    assert.deepEqual(keptReasons(r), [[`${P}${dead}-live.sock`, 'listening']]);
     assert.equal(exists(live), true);
     assert.equal(exists(gone), false);
   } finally {
@@ -198,10 +205,7 @@ setImmediate(() => process.kill(process.pid, 'SIGSTOP'));`);
     }
     await waitFor(() => fillers.some((s) => s.errored || s.destroyed), { what: 'backlog full' });
     const r = await procpin.sweep(d.path, { prefix: P });
-    assert.deepEqual(
-      r.kept.map((e) => [e.name, e.reason]),
-      [[`${P}${dead}.sock`, 'listening']],
-    );
+    assert.deepEqual(keptReasons(r), [[`${P}${dead}.sock`, 'listening']]);
   } finally {
     for (const s of fillers) s.destroy();
     await h.kill();
@@ -214,10 +218,7 @@ test('a FIFO named like a dead owner is kept as unsupported-type [L3b.sweep.type
   const p = join(d.path, `${P}${dead}`);
   assert.equal(spawnSync('mkfifo', [p]).status, 0);
   const r = await procpin.sweep(d.path, { prefix: P });
-  assert.deepEqual(
-    r.kept.map((e) => [e.name, e.reason]),
-    [[`${P}${dead}`, 'unsupported-type']],
-  );
+  assert.deepEqual(keptReasons(r), [[`${P}${dead}`, 'unsupported-type']]);
   assert.equal(exists(p), true);
 });
 
@@ -255,9 +256,6 @@ console.log(JSON.stringify(r));`,
   );
   assert.equal(r.code, 0, r.stderr);
   const report = JSON.parse(r.stdout);
-  assert.deepEqual(
-    report.kept.map((e) => [e.name, e.reason]),
-    [[`${P}${process.pid}`, 'alive']],
-  );
+  assert.deepEqual(keptReasons(report), [[`${P}${process.pid}`, 'alive']]);
   assert.equal(exists(join(dir, `${P}${process.pid}`)), true);
 });
