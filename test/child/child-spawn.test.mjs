@@ -1,4 +1,3 @@
-// @ts-nocheck -- not type-checked yet: its deliberate wrong-type calls (abuse, validation) are not marked with @ts-expect-error and its inferred types are not declared.
 // SPEC Layer 2 on real processes, the start of a child: spawn failures, the PATH search, cwd,
 // process groups, descriptors, the signal mask, parent death, argv and env, refused arguments.
 import { test } from 'node:test';
@@ -47,7 +46,7 @@ test('a missing program throws ENOENT (execve, path, spawnargs) synchronously an
   const before = ourZombies();
   assert.throws(
     () => spawn('procpin-no-such-program', ['a', 'b']),
-    (err) => {
+    (/** @type {import('procpin').ProcpinSystemError} */ err) => {
       assert.equal(err.code, 'ENOENT');
       assert.equal(err.errno, -2);
       assert.equal(err.syscall, 'execve');
@@ -155,6 +154,7 @@ console.log(JSON.stringify({ cloexec: (flags & 0o2000000) !== 0, fds }));
 function runWithFd100(args) {
   return new Promise((resolve, reject) => {
     const fd = openSync('/dev/null', 'r');
+    /** @type {Array<'ignore' | 'pipe' | 'inherit' | number>} */
     const stdio = ['ignore', 'pipe', 'inherit'];
     for (let i = 3; i < 100; i++) stdio.push('ignore');
     stdio.push(fd);
@@ -179,7 +179,10 @@ test('the child sees only fds 0-2, even when the parent holds a descriptor witho
 test('our own descriptors (pidfds, pipes) never reach a child, even with closeFds false [L2.spawn.close-fds]', async () => {
   const holder = spawn('sleep', ['30'], { stdio: 'pipe' });
   const ours = new Set(
-    [holder.pidfd, ...holder.stdio.map((s) => s._handle.fd)].map((fd) => readlinkSync(`/proc/self/fd/${fd}`)),
+    [
+      holder.pidfd,
+      ...holder.stdio.map((s) => /** @type {{ _handle: { fd: number } }} */ (/** @type {unknown} */ (s))._handle.fd),
+    ].map((fd) => readlinkSync(`/proc/self/fd/${fd}`)),
   );
   assert.equal(ours.size, 4);
   const child = spawn('sleep', ['30'], { stdio: 'ignore', closeFds: false });
@@ -298,24 +301,35 @@ test('strings with NUL bytes and bad options are refused before anything starts 
     () => spawn('true', [], { env: { A: nul } }),
     () => spawn('true', [], { env: { [nul]: 'x' } }),
     () => spawn(''),
+    // @ts-expect-error a value of the wrong type, on purpose: it must be refused
     () => spawn('true', [], { processGroup: 'other' }),
+    // @ts-expect-error a value of the wrong type, on purpose: it must be refused
     () => spawn('true', [], { stdio: 'ipc' }),
+    // @ts-expect-error a value of the wrong type, on purpose: it must be refused
     () => spawn('true', [], { stdio: ['pipe', 'bogus'] }),
   ]) {
     assert.throws(call, { code: 'ERR_INVALID_ARG_VALUE' });
   }
   for (const call of [
+    // @ts-expect-error a value of the wrong type, on purpose: it must be refused
     () => spawn(1),
+    // @ts-expect-error a value of the wrong type, on purpose: it must be refused
     () => spawn('true', 'x'),
+    // @ts-expect-error a value of the wrong type, on purpose: it must be refused
     () => spawn('true', [1]),
+    // @ts-expect-error a value of the wrong type, on purpose: it must be refused
     () => spawn('true', [], 'x'),
+    // @ts-expect-error a value of the wrong type, on purpose: it must be refused
     () => spawn('true', [], { env: 'x' }),
+    // @ts-expect-error a value of the wrong type, on purpose: it must be refused
     () => spawn('true', [], { closeFds: 'yes' }),
+    // @ts-expect-error a value of the wrong type, on purpose: it must be refused
     () => spawn('true', [], { stdio: 5 }),
   ]) {
     assert.throws(call, { code: 'ERR_INVALID_ARG_TYPE' });
   }
   assert.throws(() => spawn('true', [], { stdio: ['pipe', -1] }), { code: 'ERR_OUT_OF_RANGE' });
+  // @ts-expect-error a value of the wrong type, on purpose: it must be refused
   assert.throws(() => spawn('true', [], { parentDeathSignal: 'SIGNOPE' }), {
     code: 'ERR_UNKNOWN_SIGNAL',
   });
@@ -326,6 +340,7 @@ test('argv or env too large fails with E2BIG, not a crash, and leaves no zombie 
   // one string longer than MAX_ARG_STRLEN (128 KiB)
   assert.throws(() => spawn('true', ['x'.repeat(256 * 1024)]), { code: 'E2BIG', syscall: 'execve' });
   // a total above the limit (a quarter of the stack limit, 2 MiB here) in many small pieces
+  /** @type {Record<string, string>} */
   const env = {};
   for (let i = 0; i < 400; i++) env[`V${i}`] = 'y'.repeat(64 * 1024);
   assert.throws(() => spawn('true', [], { env }), { code: 'E2BIG' });

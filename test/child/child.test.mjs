@@ -1,4 +1,3 @@
-// @ts-nocheck -- not type-checked yet: its deliberate wrong-type calls (abuse, validation) are not marked with @ts-expect-error and its inferred types are not declared.
 // SPEC Layer 2 on real processes: a Child's life (exited without reaping, poll, kill, reap, close,
 // ref/unref, collection), openProcess. The start of a child: test/child/child-spawn.test.mjs.
 import { test } from 'node:test';
@@ -109,11 +108,15 @@ test('kill() knows the exit even before exited has resolved [L2.kill.exited]', a
 
 test('kill() validates its signal like Node does [C.signal.validate]', () => {
   const child = spawn('sleep', ['30'], { stdio: 'ignore' });
+  // @ts-expect-error a value of the wrong type, on purpose: it must be refused
   assert.throws(() => child.kill('SIGNOPE'), { code: 'ERR_UNKNOWN_SIGNAL' });
   assert.throws(() => child.kill(1.5), { code: 'ERR_UNKNOWN_SIGNAL' });
+  // @ts-expect-error a value of the wrong type, on purpose: it must be refused
   assert.throws(() => child.kill({}), { code: 'ERR_INVALID_ARG_TYPE' });
   child.kill('SIGKILL');
-  return child.exited.then(() => child.reap());
+  return child.exited.then(() => {
+    child.reap();
+  });
 });
 
 test('reap() while the child runs throws ERR_PROCPIN_NOT_EXITED and leaves it running [L2.reap.after-exit]', async () => {
@@ -272,6 +275,7 @@ test('openProcess watches a process it did not start: kill, exited, then kill is
 test('openProcess on a pid that names no process throws ESRCH; bad pids are refused [L2.open-process]', () => {
   assert.throws(() => openProcess(0x3ffffe), { code: 'ESRCH', syscall: 'pidfd_open', pid: 0x3ffffe });
   assert.throws(() => openProcess(0), { code: 'ERR_OUT_OF_RANGE' });
+  // @ts-expect-error a value of the wrong type, on purpose: it must be refused
   assert.throws(() => openProcess('1'), { code: 'ERR_INVALID_ARG_TYPE' });
 });
 
@@ -288,6 +292,8 @@ test('an unref()ed ProcessHandle does not keep node alive [L2.open-process]', as
 });
 
 test('Child and ProcessHandle cannot be constructed directly [C.no-crash]', () => {
+  // @ts-expect-error constructed directly, on purpose: it must throw
   assert.throws(() => new procpin.Child(), TypeError);
+  // @ts-expect-error constructed directly, on purpose: it must throw
   assert.throws(() => new procpin.ProcessHandle(), TypeError);
 });

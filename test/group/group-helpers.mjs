@@ -11,8 +11,13 @@ export const expectPidfd = process.env.PROCPIN_EXPECT_GROUP_PATH;
 
 // Every group this file starts; a failing test must not leave its members running.
 export const started = [];
+/**
+ * spawnGroup, with the group remembered so that a failing test leaves no member running.
+ * @param {...any} args spawnGroup's
+ * @returns {import('procpin').ProcessGroup}
+ */
 export function spawnGroup(...args) {
-  const g = realSpawnGroup(...args);
+  const g = realSpawnGroup(.../** @type {[string]} */ (args));
   started.push(g.pgid);
   return g;
 }
@@ -33,6 +38,7 @@ export function pidsIn(file) {
 // The procpin:group messages for pidRef.pid (every message while it is undefined), each with the
 // leader's /proc state when it was published. With a test context `t`, the watch ends after it.
 export function phasesOf(pidRef, t) {
+  /** @type {any[] & { stop?: () => void }} */
   const seen = [];
   const onMessage = (m) => {
     if (pidRef.pid === undefined || m.pid === pidRef.pid) seen.push({ ...m, leaderState: procState(m.pid) });

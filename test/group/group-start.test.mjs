@@ -70,7 +70,7 @@ test('a command that cannot start throws as spawn does and leaves nothing behind
   const fds = openFds().length;
   assert.throws(
     () => realSpawnGroup('/nonexistent/procpin-nothing', [], { stdio: 'ignore' }),
-    (err) => {
+    (/** @type {import('procpin').ProcpinSystemError} */ err) => {
       assert.equal(err.code, 'ENOENT');
       assert.equal(err.path, '/nonexistent/procpin-nothing');
       return true;
@@ -81,7 +81,9 @@ test('a command that cannot start throws as spawn does and leaves nothing behind
 });
 
 test('ProcessGroup cannot be constructed directly, and its channel is procpin:group [C.no-crash]', () => {
+  // @ts-expect-error constructed directly, on purpose: it must throw
   assert.throws(() => new ProcessGroup(), TypeError);
+  // @ts-expect-error constructed directly, on purpose: it must throw
   assert.throws(() => new ProcessGroup(Symbol('x'), {}, {}), TypeError);
   assert.equal(GROUP_CHANNEL, 'procpin:group');
 });

@@ -1,4 +1,3 @@
-// @ts-nocheck -- not type-checked yet: its deliberate wrong-type calls (abuse, validation) are not marked with @ts-expect-error and its inferred types are not declared.
 // SPEC Layer 3a against real processes: each rule of zombie-reserved group cleanup, checked in
 // the kernel's own record (/proc/PID/stat states, pgids, /proc/self/fd).
 // PROCPIN_NO_PIDFD_GROUP=1 runs the same file through the kill(-pgid) fallback
@@ -226,6 +225,7 @@ test('signal() reaches the whole group while it is ours and returns false once r
   assert.equal(g.state, 'released');
   assert.equal(g.signal('SIGTERM'), false);
   assert.equal(g.signal(0), false);
+  // @ts-expect-error a value of the wrong type, on purpose: it must be refused
   assert.throws(() => g.signal('SIGNOPE'), { code: 'ERR_UNKNOWN_SIGNAL' });
 });
 

@@ -1,4 +1,3 @@
-// @ts-nocheck -- not type-checked yet: its deliberate wrong-type calls (abuse, validation) are not marked with @ts-expect-error and its inferred types are not declared.
 // SPEC Layer 1 against the real kernel: close_range, run in a child so that closing descriptors
 // cannot hurt the test runner. The record is the kernel's own: /proc/self/fd, /proc/self/fdinfo.
 import { test } from 'node:test';
@@ -23,6 +22,7 @@ function closeRangeScript(call) {
 
 async function runClose(call, env = {}) {
   const devnull = HIGH.map(() => openSync('/dev/null', 'r'));
+  /** @type {Array<'ignore' | number>} */
   const extraStdio = [];
   for (let i = 3; i < 100; i++) extraStdio.push('ignore');
   extraStdio.push(...devnull);

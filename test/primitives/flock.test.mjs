@@ -1,4 +1,3 @@
-// @ts-nocheck -- not type-checked yet: its deliberate wrong-type calls (abuse, validation) are not marked with @ts-expect-error and its inferred types are not declared.
 // flockSync, tryLock and the asynchronous flock against real contention from other processes.
 // /proc/locks is the kernel's record: it lists held locks and blocked waiters ("->") with the pid
 // that took or waits for them.
@@ -141,7 +140,7 @@ test('flockSync with LOCK_NB under contention throws EAGAIN (EWOULDBLOCK) with e
   await againstHolder(async ({ fd }) => {
     assert.throws(
       () => procpin.flockSync(fd, C.LOCK_EX | C.LOCK_NB),
-      (e) => {
+      (/** @type {import('procpin').ProcpinSystemError} */ e) => {
         assert.equal(e.code, 'EAGAIN');
         assert.equal(e.errno, -11);
         assert.equal(e.syscall, 'flock');
@@ -225,7 +224,11 @@ test('an AbortSignal cancels the wait: the rejection comes after the thread let 
     await waitFor(() => ourLocks(path).waiting === 1, { what: 'our waiter in /proc/locks' });
     const reason = new Error('enough');
     ac.abort(reason);
-    await assert.rejects(p, (e) => e.name === 'AbortError' && e.code === 'ABORT_ERR' && e.cause === reason);
+    await assert.rejects(
+      p,
+      (/** @type {import('procpin').ProcpinSystemError} */ e) =>
+        e.name === 'AbortError' && e.code === 'ABORT_ERR' && e.cause === reason,
+    );
     // Right at the rejection: neither waiting nor holding, no thread, no descriptor left.
     assert.deepEqual(ourLocks(path), { held: 0, waiting: 0 });
     assert.equal(fdCount(), fdsBefore);
@@ -290,7 +293,10 @@ test('an already aborted signal rejects at once without starting a wait [L1.floc
     const p = procpin.flock(fd, C.LOCK_EX, { signal: AbortSignal.abort(reason) });
     assert.equal(threads(), threadsBefore);
     assert.deepEqual(ourLocks(path), { held: 0, waiting: 0 });
-    await assert.rejects(p, (e) => e.name === 'AbortError' && e.cause === reason);
+    await assert.rejects(
+      p,
+      (/** @type {import('procpin').ProcpinSystemError} */ e) => e.name === 'AbortError' && e.cause === reason,
+    );
   });
 });
 

@@ -1,4 +1,3 @@
-// @ts-nocheck -- not type-checked yet: its deliberate wrong-type calls (abuse, validation) are not marked with @ts-expect-error and its inferred types are not declared.
 // SPEC Layer 1 against the real kernel: the parent-death signal and the child subreaper. Anything
 // that changes process-wide state runs in a child process; the record is /proc/PID/stat.
 import { test } from 'node:test';

@@ -1,4 +1,3 @@
-// @ts-nocheck -- not type-checked yet: its deliberate wrong-type calls (abuse, validation) are not marked with @ts-expect-error and its inferred types are not declared.
 // SPEC Layer 1 against the real kernel: the constants, waitid and pidfds (close_range and prctl:
 // close-range.test.mjs, prctl.test.mjs). Anything that changes process-wide state runs in a child
 // process. The record is the kernel's own: /proc/PID/stat, /proc/self/fdinfo.
@@ -249,7 +248,7 @@ test('pidfdOpen on a pid that names no process throws a Node-shaped ESRCH [C.err
   // A pid above pid_max never exists.
   assert.throws(
     () => procpin.pidfdOpen(0x3fffffff),
-    (err) => {
+    (/** @type {import('procpin').ProcpinSystemError} */ err) => {
       assert.equal(err.code, 'ESRCH');
       assert.equal(err.errno, -3);
       assert.equal(err.syscall, 'pidfd_open');
@@ -283,7 +282,8 @@ test("pidfdSendSignal with PIDFD_SIGNAL_PROCESS_GROUP reaches every member of th
   try {
     assert.throws(
       () => procpin.pidfdSendSignal(fd, 0, C.PIDFD_SIGNAL_THREAD | C.PIDFD_SIGNAL_PROCESS_GROUP),
-      (e) => e.code === 'EINVAL' && e.errno === -22 && e.syscall === 'pidfd_send_signal',
+      (/** @type {import('procpin').ProcpinSystemError} */ e) =>
+        e.code === 'EINVAL' && e.errno === -22 && e.syscall === 'pidfd_send_signal',
     );
     assert.equal(liveMembers(pgid).length, 3, 'the EINVAL call sent nothing');
     procpin.pidfdSendSignal(fd, 'SIGKILL', C.PIDFD_SIGNAL_PROCESS_GROUP);
@@ -309,7 +309,7 @@ test('PIDFD_SIGNAL_THREAD_GROUP signals only the process, not its group [L1.pidf
 test('waitid without WNOHANG on a process that is not our child fails with ECHILD at once [L1.waitid.info]', () => {
   assert.throws(
     () => procpin.waitid(C.P_PID, 1, C.WEXITED | C.WNOWAIT),
-    (e) => e.code === 'ECHILD' && e.pid === 1,
+    (/** @type {import('procpin').ProcpinSystemError} */ e) => e.code === 'ECHILD' && e.pid === 1,
   );
   assert.equal(procState(process.pid), 'R');
 });

@@ -1,16 +1,14 @@
-// @ts-nocheck -- not type-checked yet: its deliberate wrong-type calls (abuse, validation) are not marked with @ts-expect-error and its inferred types are not declared.
 // sweep() against an adversary: an entry swapped for a symlink at each point between check and
 // removal (an injected hook in the native code does the swap exactly there), mounts inside and
 // at a dead owner's entry, and claimants and sweepers racing in several processes.
 // The swap hook is the test build's (the production addon has none).
-import '../use-test-build.mjs';
+import { hooked as binding } from '../use-test-build.mjs';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { binding } from '../../dist/binding.js';
 import * as procpin from '../../dist/index.js';
 import { isRoot, need, pkg, runNode, waitFor } from '../helpers.mjs';
 import { deadPid, exists, names, scratch, keptReasons } from './sweep-fixtures.mjs';
@@ -89,7 +87,7 @@ test('a file swapped for a symlink after the checks is never opened through it [
   assert.equal(readFileSync(target, 'utf8'), 'x');
 });
 
-for (const kind of ['directory', 'file']) {
+for (const kind of /** @type {const} */ (['directory', 'file'])) {
   test(`a ${kind} claim that loses its entry before it is locked retries under a new name [L3b.claim.create]`, async (t) => {
     const d = scratch(t);
     // The entry is swapped away between its creation and its lock, as a sweeper with

@@ -1,4 +1,3 @@
-// @ts-nocheck -- not type-checked yet: its deliberate wrong-type calls (abuse, validation) are not marked with @ts-expect-error and its inferred types are not declared.
 // sweep(): what it reports (dryRun, per-entry errors, the diagnostics channel), the lock
 // authority, its descriptors, its argument checks and the candidate grammar as a property.
 import { test } from 'node:test';
@@ -182,34 +181,45 @@ test('sweeping leaves no descriptor open, whatever the entries [L3b.sweep.report
 });
 
 test('bad arguments reject (never throw) with Node-style codes [C.args.reject]', async () => {
+  /** @type {Array<[() => Promise<unknown>, string]>} */
   const cases = [
+    // @ts-expect-error a value of the wrong type, on purpose: it must be refused
     [() => procpin.sweep(1, { prefix: P }), 'ERR_INVALID_ARG_TYPE'],
     [() => procpin.sweep('', { prefix: P }), 'ERR_INVALID_ARG_VALUE'],
     [() => procpin.sweep('/tmp\0x', { prefix: P }), 'ERR_INVALID_ARG_VALUE'],
+    // @ts-expect-error too few arguments, on purpose: the call must be refused
     [() => procpin.sweep('/tmp'), 'ERR_INVALID_ARG_TYPE'],
     [() => procpin.sweep('/tmp', null), 'ERR_INVALID_ARG_TYPE'],
+    // @ts-expect-error a value of the wrong type, on purpose: it must be refused
     [() => procpin.sweep('/tmp', {}), 'ERR_INVALID_ARG_TYPE'],
     [() => procpin.sweep('/tmp', { prefix: '' }), 'ERR_INVALID_ARG_VALUE'],
     [() => procpin.sweep('/tmp', { prefix: 'a/b' }), 'ERR_INVALID_ARG_VALUE'],
     [() => procpin.sweep('/tmp', { prefix: 'a\0b' }), 'ERR_INVALID_ARG_VALUE'],
+    // @ts-expect-error a value of the wrong type, on purpose: it must be refused
     [() => procpin.sweep('/tmp', { prefix: 5 }), 'ERR_INVALID_ARG_TYPE'],
+    // @ts-expect-error a value of the wrong type, on purpose: it must be refused
     [() => procpin.sweep('/tmp', { prefix: P, dryRun: 'yes' }), 'ERR_INVALID_ARG_TYPE'],
+    // @ts-expect-error a value of the wrong type, on purpose: it must be refused
     [() => procpin.sweep('/tmp', { prefix: P, authority: 'name' }), 'ERR_INVALID_ARG_VALUE'],
     [() => procpin.claim('/tmp', ''), 'ERR_INVALID_ARG_VALUE'],
     [() => procpin.claim('/tmp', 'a/'), 'ERR_INVALID_ARG_VALUE'],
     [() => procpin.claim(null, P), 'ERR_INVALID_ARG_TYPE'],
+    // @ts-expect-error a value of the wrong type, on purpose: it must be refused
     [() => procpin.claim('/tmp', P, { kind: 'socket' }), 'ERR_INVALID_ARG_VALUE'],
     [() => procpin.claim('/tmp', P, { mode: -1 }), 'ERR_OUT_OF_RANGE'],
+    // @ts-expect-error a value of the wrong type, on purpose: it must be refused
     [() => procpin.claim('/tmp', P, { mode: '700' }), 'ERR_INVALID_ARG_TYPE'],
+    // @ts-expect-error a value of the wrong type, on purpose: it must be refused
     [() => procpin.claimPidfile(7), 'ERR_INVALID_ARG_TYPE'],
     [() => procpin.claimPidfile(''), 'ERR_INVALID_ARG_VALUE'],
   ];
   for (const [call, code] of cases) {
+    /** @type {Promise<unknown> | undefined} */
     let p;
     assert.doesNotThrow(() => {
       p = call();
     });
-    await assert.rejects(p, (err) => {
+    await assert.rejects(p, (/** @type {import('procpin').ProcpinSystemError} */ err) => {
       assert.equal(err.code, code, String(call));
       return true;
     });
@@ -252,7 +262,7 @@ test('the candidate grammar matches its definition on arbitrary names (property)
       const r = await procpin.sweep(dir, { prefix, dryRun: true });
       const got = [...r.removed, ...r.kept].map((e) => e.name).sort();
       assert.deepEqual(got, expected, `prefix ${JSON.stringify(prefix)}`);
-      for (const e of [...r.removed, ...r.kept]) assert.equal(e.pid, Number(re.exec(e.name)[1]));
+      for (const e of [...r.removed, ...r.kept]) assert.equal(e.pid, Number(re.exec(String(e.name))[1]));
     }),
     { numRuns: 60 },
   );

@@ -1,4 +1,3 @@
-// @ts-nocheck -- not type-checked yet: its deliberate wrong-type calls (abuse, validation) are not marked with @ts-expect-error and its inferred types are not declared.
 // sweep(): the candidate grammar and the seven removal conditions, against real processes,
 // real sockets, real locks held by other processes, in a temporary directory.
 import { test } from 'node:test';
@@ -173,7 +172,7 @@ test('a socket with a listener is kept as listening; one whose server was SIGKIL
   const live = join(d.path, `${P}${dead}-live.sock`);
   const gone = join(d.path, `${P}${dead}-gone.sock`);
   const server = net.createServer((s) => s.destroy());
-  await new Promise((r) => server.listen(live, r));
+  await new Promise((r) => server.listen(live, () => r(undefined)));
   await deadSocket(gone);
   try {
     const r = await procpin.sweep(d.path, { prefix: P });
