@@ -2,9 +2,11 @@
 // - atexit: process.exit() from anywhere (another library's 'exit' listener included),
 //   process.reallyExit, an uncaught exception, the end of the event loop; Node ends each with
 //   exit(3), which runs them;
-// - SIGABRT: abort(), a fatal V8 error, out-of-memory. The handler kills, then chains the
-//   handler that was there before, or restores the default action and raises again, so that
-//   the process still ends by SIGABRT;
+// - every signal whose default action ends the process (SIGABRT: abort(), a fatal V8 error,
+//   out-of-memory; SIGSEGV and the other faults; SIGUSR2, SIGALRM, SIGXCPU, ...; SIGINT and
+//   the other ending signals where no JavaScript listener took them over) while it still has
+//   that default action: the handler kills, then chains the handler that was there before, or
+//   restores the default action and raises again, so that the process still ends by it;
 // - the environment's cleanup (child/handle.cc's Teardown calls KillOwner): a Worker that ends,
 //   terminate() included, kills its own entries only;
 // - lib/group/group.ts's listeners for SIGINT, SIGTERM, SIGHUP and SIGQUIT call KillAll when the
@@ -46,7 +48,6 @@ Entry g_table[kSlots];
 std::atomic<int> g_high{0};  // no slot at or above this was ever used
 std::atomic<int> g_count{0};
 std::atomic<bool> g_hooked{false};
-struct sigaction g_old_abort;
 
 // Whether the leader is still waitable (running, or a zombie that nobody reaped): only then
 // does its number still name its group. Through its pidfd when there is one.
@@ -74,35 +75,92 @@ void KillEntry(Entry& e) {
   signals::Process(fd, pid, SIGKILL, ours);
 }
 
-void OnAbort(int sig, siginfo_t* info, void* ctx) {
+// The signals whose default action ends the process (and that the kernel lets a handler
+// catch). Real-time signals are left alone: the flock wake-up takes a free one by its default
+// disposition, and libraries do the same.
+constexpr int kEnding[] = {SIGHUP,  SIGINT,  SIGQUIT,   SIGILL,  SIGTRAP, SIGABRT, SIGBUS,
+                           SIGFPE,  SIGUSR2, SIGSEGV,   SIGPIPE, SIGALRM, SIGTERM, SIGSTKFLT,
+                           SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF, SIGIO,   SIGPWR,  SIGSYS};
+constexpr int kMaxSig = 65;
+struct sigaction g_old[kMaxSig];
+
+bool IsHandler(const struct sigaction& sa) {
+  return (sa.sa_flags & SA_SIGINFO) ? sa.sa_sigaction != nullptr
+                                    : sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN;
+}
+
+void OnEnding(int sig, siginfo_t* info, void* ctx);
+
+bool StillOurs(int sig) {
+  struct sigaction cur;
+  return sigaction(sig, nullptr, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
+         cur.sa_sigaction == OnEnding;
+}
+
+void CallOld(int sig, siginfo_t* info, void* ctx) {
+  const struct sigaction& old = g_old[sig];
+  // A handler installed with SA_RESETHAND (Node's own for SIGINT and SIGTERM) expects the
+  // default action to be back when it runs, and raises the signal again.
+  if (old.sa_flags & SA_RESETHAND) {
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigaction(sig, &dfl, nullptr);
+  }
+  if (old.sa_flags & SA_SIGINFO) {
+    old.sa_sigaction(sig, info, ctx);
+  } else {
+    old.sa_handler(sig);
+  }
+}
+
+// The process is ending by `sig`: kill, then let the signal do what it did before.
+void OnEnding(int sig, siginfo_t* info, void* ctx) {
   int saved = errno;
+  const struct sigaction& old = g_old[sig];
+  if (IsHandler(old) && (sig == SIGSEGV || sig == SIGBUS)) {
+    // A handler that may recover (V8's WebAssembly trap handler): it runs first, and only a
+    // fault that it gave up on (it put the default action back) ends the process.
+    CallOld(sig, info, ctx);
+    if (!StillOurs(sig)) KillAll();
+    errno = saved;
+    return;
+  }
   KillAll();
   errno = saved;
-  const struct sigaction& old = g_old_abort;
-  if ((old.sa_flags & SA_SIGINFO) && old.sa_sigaction != nullptr) {
-    old.sa_sigaction(sig, info, ctx);
+  if (IsHandler(old)) {
+    CallOld(sig, info, ctx);
     return;
   }
-  if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN) {
-    old.sa_handler(sig);
-    return;
-  }
-  // Put the old disposition back and raise again: SIGABRT is blocked in this handler, so it
-  // is delivered as the handler returns. (Ignored, abort() itself then resets and raises.)
-  sigaction(SIGABRT, &old, nullptr);
-  if (old.sa_handler == SIG_DFL) raise(SIGABRT);
+  // Put the default action back and raise again: `sig` is blocked in this handler, so it is
+  // delivered as the handler returns (a real fault would also re-execute and die the same way).
+  sigaction(sig, &old, nullptr);
+  raise(sig);
 }
 
 void InstallHooks() {
   bool expected = false;
   if (!g_hooked.compare_exchange_strong(expected, true)) return;
   atexit([] { KillAll(); });
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_sigaction = OnAbort;
-  sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGABRT, &sa, &g_old_abort);
+  // Only where the process still has the default action, or the handler is one that chains:
+  // an application's (or libuv's) handler is never replaced. SIGINT and SIGTERM carry Node's
+  // own reset-and-raise handler; the main thread's JavaScript listeners (lib/group/ending.ts)
+  // take the four ending signals over through libuv as soon as procpin is used there.
+  for (int sig : kEnding) {
+    struct sigaction old;
+    if (sigaction(sig, nullptr, &old) != 0) continue;
+    bool chain = sig == SIGABRT || sig == SIGSEGV || sig == SIGBUS ||
+                 ((sig == SIGINT || sig == SIGTERM) && (old.sa_flags & SA_RESETHAND));
+    if (old.sa_handler == SIG_IGN && !(old.sa_flags & SA_SIGINFO)) continue;
+    if (IsHandler(old) && !chain) continue;
+    g_old[sig] = old;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = OnEnding;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigfillset(&sa.sa_mask);
+    sigaction(sig, &sa, nullptr);
+  }
 }
 
 int Claim(uintptr_t owner, int kind, int fd, pid_t pid, int flags) {

@@ -4,7 +4,7 @@
 // them) ends: a group leader's pidfd (a group signal with PIDFD_SIGNAL_PROCESS_GROUP where the
 // kernel has it, plus the leader itself), a pgid that may be signalled by number only while its
 // leader is provably unreaped, or a cgroup.kill descriptor to write "1" to. The table is read
-// by code that may run in a signal handler (SIGABRT) or in atexit: it is a static array of
+// by code that may run in a signal handler (an ending signal) or in atexit: it is a static array of
 // atomics, and the kill makes only async-signal-safe raw syscalls.
 #pragma once
 
@@ -17,7 +17,7 @@ namespace procpin::endkill {
 // A leader held by `owner` (an environment's registry). `pidfd` may be -1 (a kernel without
 // pidfds); `pidfd_group`: the kernel takes PIDFD_SIGNAL_PROCESS_GROUP and the caller wants it;
 // `by_number`: kill(-pgid) is allowed while the leader is unreaped. Returns the slot, or -1 when
-// the table is full. Installs the process hooks (atexit, SIGABRT) on first use.
+// the table is full. Installs the process hooks (atexit, the ending signals) on first use.
 int AddLeader(uintptr_t owner, int pidfd, pid_t pid, bool pidfd_group, bool by_number);
 // A cgroup.kill descriptor (opened O_WRONLY | O_CLOEXEC by the caller, who keeps owning it).
 int AddCgroupKill(uintptr_t owner, int fd);

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { spawn as cpSpawn, spawnSync } from 'node:child_process';
 import { Worker } from 'node:worker_threads';
 import { isGone, liveMembers, need, pkg, procLib, procStat, waitFor } from '../helpers.mjs';
+import { compileC } from '../oldkernel.mjs';
 
 const has = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
 
@@ -27,9 +28,9 @@ function supervisorCode(then, { before = '', go = false } = {}) {
 }
 
 // Starts the supervisor (through sh for `ulimit -c 0`: no core files for SIGABRT and SIGQUIT).
-function startSupervisor(code, { nodeArgs = [], groups = true } = {}) {
+function startSupervisor(code, { nodeArgs = [], groups = true, prefix = '' } = {}) {
   const args = [...nodeArgs, '--input-type=module', '-e', code].map((a) => `'${a.replace(/'/g, `'\\''`)}'`);
-  const sup = cpSpawn('sh', ['-c', `ulimit -c 0; exec ${process.execPath} ${args.join(' ')}`], {
+  const sup = cpSpawn('sh', ['-c', `ulimit -c 0; ${prefix} exec ${process.execPath} ${args.join(' ')}`], {
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let out = '';
@@ -69,10 +70,10 @@ function killLeft(pgids) {
  * Starts a supervisor running `code`, lets it go, ends it (`end`, or by itself) and checks that no
  * member of its groups is left and that it ended with `expect`.
  * @param {import('node:test').TestContext} t
- * @param {{ code: string, nodeArgs?: string[], end?: (sup: import('node:child_process').ChildProcess) => void, expect: object }} how
+ * @param {{ code: string, nodeArgs?: string[], end?: (sup: import('node:child_process').ChildProcess) => void, expect: object, prefix?: string }} how
  */
-async function endAndCount(t, { code, nodeArgs, end, expect }) {
-  const s = startSupervisor(code, { nodeArgs });
+async function endAndCount(t, { code, nodeArgs, end, expect, prefix }) {
+  const s = startSupervisor(code, { nodeArgs, prefix });
   const pgids = await s.ready;
   t.after(() => killLeft(pgids));
   assert.equal(pgids.flatMap((g) => liveMembers(g)).length, 6);
@@ -94,6 +95,93 @@ for (const sig of /** @type {NodeJS.Signals[]} */ (['SIGTERM', 'SIGINT', 'SIGHUP
       end: (sup) => sup.kill(sig),
       expect: { code: null, signal: sig },
     });
+  });
+}
+
+// Every other signal whose default action ends the process, sent by someone else or raised by
+// the supervisor itself: the native handler kills the groups and the signal's own default
+// action follows (a real fault re-executes and dies the same way).
+for (const sig of [
+  'SIGUSR2',
+  'SIGALRM',
+  'SIGVTALRM',
+  'SIGPROF',
+  'SIGPWR',
+  'SIGIO',
+  'SIGXCPU',
+  'SIGSEGV',
+  'SIGBUS',
+  'SIGFPE',
+  'SIGILL',
+  'SIGTRAP',
+  'SIGSYS',
+]) {
+  test(`a supervisor that raises ${sig} kills every group and still dies by ${sig} [L3a.end.signal]`, async (t) => {
+    await endAndCount(t, {
+      code: supervisorCode(`process.kill(process.pid, '${sig}'); ${idle}`, { go: true }),
+      expect: { code: null, signal: sig },
+    });
+  });
+}
+
+for (const [fault, sig] of [
+  ['segv', 'SIGSEGV'],
+  ['fpe', 'SIGFPE'],
+  ['ill', 'SIGILL'],
+]) {
+  test(`a supervisor that dies of a real ${sig} fault in native code kills every group and still dies by ${sig} [L3a.end.signal]`, async (t) => {
+    const so = compileC('real_fault', { output: 'real_fault.so', shared: true });
+    if (!need(t, so, `cc to build the faulting library: ${compileC.lastError}`)) return;
+    await endAndCount(t, {
+      code: supervisorCode(
+        `process.env.PROCPIN_FAULT = '${fault}'; process.dlopen({ exports: {} }, ${JSON.stringify(so)});`,
+        { go: true },
+      ),
+      expect: { code: null, signal: sig },
+    });
+  });
+}
+
+test("a WebAssembly out-of-bounds trap (V8's own SIGSEGV) is an exception, not the supervisor's end: its groups live on [L3a.end.signal]", async (t) => {
+  // (func (param i32) (result i32) (i32.load (local.get 0))) over one page of memory.
+  const wasm = [
+    0, 97, 115, 109, 1, 0, 0, 0, 1, 6, 1, 96, 1, 127, 1, 127, 3, 2, 1, 0, 5, 3, 1, 0, 1, 7, 5, 1, 1, 102, 0, 0, 10, 9,
+    1, 7, 0, 32, 0, 40, 2, 0, 11,
+  ];
+  const s = startSupervisor(
+    supervisorCode(
+      `const { instance } = await WebAssembly.instantiate(new Uint8Array(${JSON.stringify(wasm)}));
+      let traps = 0;
+      for (let i = 0; i < 200; i++) try { instance.exports.f(1 << 30); } catch (e) { if (e instanceof WebAssembly.RuntimeError) traps++; }
+      process.stdout.write('TRAPS ' + traps + ' ' + JSON.stringify(groups.map((g) => count(g.pgid))) + '\\n');
+      process.exit(0);`,
+      { go: true },
+    ),
+  );
+  const pgids = await s.ready;
+  t.after(() => killLeft(pgids));
+  s.sup.stdin.write('go\n');
+  assert.deepEqual(await s.done, { code: 0, signal: null }, s.output());
+  assert.match(s.output(), /TRAPS 200 \[3,3\]/);
+  assert.deepEqual(await survivors(pgids), []);
+});
+
+test('a supervisor that spends its CPU limit (SIGXCPU) kills every group and dies by SIGXCPU [L3a.end.signal]', async (t) => {
+  await endAndCount(t, {
+    prefix: 'ulimit -St 1;',
+    code: supervisorCode('for (;;);', { go: true }),
+    expect: { code: null, signal: 'SIGXCPU' },
+  });
+});
+
+for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP']) {
+  test(`a supervisor whose groups a Worker spawned, ended by ${sig} with no listener, kills them and still dies by ${sig} [L3a.end.signal]`, async (t) => {
+    // The main thread never loaded procpin: no JavaScript listener of procpin's is there.
+    const code = `
+      const { Worker } = await import('node:worker_threads');
+      const w = new Worker(${JSON.stringify(`(async () => { ${supervisorCode(idle)} })()`)}, { eval: true, stdout: true });
+      w.stdout.on('data', (d) => process.stdout.write(d));`;
+    await endAndCount(t, { code, end: (sup) => sup.kill(sig), expect: { code: null, signal: sig } });
   });
 }
 
