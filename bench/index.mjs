@@ -50,6 +50,7 @@ const log = (msg) => process.stderr.write(`[bench] ${msg}\n`);
 
 if (values.from) {
   const saved = JSON.parse(readFileSync(values.from, 'utf8'));
+  saved.goals = evaluateGoals(saved.rows); // the goals of this version, on the saved rows
   if (values.svg) writeChart(saved);
   output(saved);
 } else {
@@ -197,7 +198,8 @@ export function formatTable(all) {
 export function formatGoals(goals, quick) {
   const lines = ['', `## goals${quick ? ' (quick run: figures too few to judge)' : ''}`];
   for (const g of goals) {
-    lines.push(`${g.status.padEnd(6)}  ${g.goal} ${g.target}${g.value === null ? '' : `: ${fmt(g.value)}`}`);
+    const detail = g.detail ? ` (${g.detail})` : '';
+    lines.push(`${g.status.padEnd(6)}  ${g.goal} ${g.target}${g.value === null ? '' : `: ${fmt(g.value)}`}${detail}`);
   }
   return lines.join('\n');
 }
@@ -229,8 +231,10 @@ export function formatMarkdown(report) {
       lines.push(`| ${cells.map((c) => String(c).replace(/\|/g, '\\|')).join(' | ')} |`);
     }
   }
-  lines.push('', '### goals', '', '| goal | target | measured | status |', '|---|---|--:|---|');
+  lines.push('', '### goals', '', '| goal | target | measured | status | floor |', '|---|---|--:|---|---|');
   for (const g of report.goals)
-    lines.push(`| ${g.goal} | ${g.target} | ${g.value === null ? '' : fmt(g.value)} | ${g.status} |`);
+    lines.push(
+      `| ${g.goal} | ${g.target} | ${g.value === null ? '' : fmt(g.value)} | ${g.status} | ${g.detail ?? ''} |`,
+    );
   return lines.join('\n');
 }

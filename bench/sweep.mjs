@@ -3,7 +3,7 @@
 // interleaved rounds so that drift hits all of them alike:
 //   procpin  sweep(dir, { prefix })  (all seven conditions, off the event loop, full report)
 //   c        bench/c/sweep.c: a plain C loop with the same checks (lstat, kill, open O_NOFOLLOW,
-//            fstat, flock, unlinkat/rmdir), compiled here with cc
+//            fstat, flock, the name re-checked, unlinkat/rmdir), compiled here with cc
 //   naive    a synchronous Node loop (readdirSync, lstatSync, process.kill, openSync, fstatSync,
 //            flockSync, unlinkSync/rmdirSync)
 // Usage: node bench/sweep.mjs [--entries N] [--rounds R] [--quick] [--json]
@@ -33,7 +33,9 @@ const ROUNDS = args.quick ? Math.min(3, Number(args.rounds)) : Number(args.round
 const DEAD_RATIO = Number(args['dead-ratio']);
 const PREFIX = 'bench-';
 
-const procpin = await import(join(here, '..', 'dist', 'index.js'));
+const procpin = await import(process.env.PROCPIN_DIST || join(here, '..', 'dist', 'index.js'));
+// PROCPIN_BEFORE: a second build swept in the same rounds (see bench/lib/procpin.mjs).
+const before = process.env.PROCPIN_BEFORE ? await import(process.env.PROCPIN_BEFORE) : null;
 
 // The C baseline, built once into bench/.bin.
 const bin = join(here, '.bin', 'sweep');
@@ -122,6 +124,13 @@ const impls = {
     const ns = Number(process.hrtime.bigint() - t0);
     return { ns, removed: r.removed.length };
   },
+  ...(before && {
+    async before(dir) {
+      const t0 = process.hrtime.bigint();
+      const r = await before.sweep(dir, { prefix: PREFIX });
+      return { ns: Number(process.hrtime.bigint() - t0), removed: r.removed.length };
+    },
+  }),
   async c(dir) {
     const r = spawnSync(bin, [dir, PREFIX], { encoding: 'utf8' });
     if (r.status !== 0) throw new Error(r.stderr);
@@ -153,6 +162,7 @@ for (let round = -1; round < ROUNDS; round++) {
 
 const CONTENDER = {
   procpin: 'procpin sweep()',
+  before: 'procpin sweep() (before)',
   c: 'C loop (same checks)',
   naive: 'naive Node loop',
 };

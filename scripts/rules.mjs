@@ -327,6 +327,7 @@ export const RULES = [
       "'without options.env the child gets process.env as it is now",
       '"a child spawned from a Worker gets the Worker\'s own process.env"',
       "'default-environment spawns racing a SHARE_ENV Worker",
+      "'the main thread and four Workers spawning at once",
     ],
   },
   {

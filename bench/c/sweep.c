@@ -1,5 +1,6 @@
 /* The baseline for bench/sweep.mjs: a plain C sweep of one directory doing the same checks as
- * procpin's (lstat, kill, open O_NOFOLLOW, fstat, flock, unlinkat/rmdir), nothing more.
+ * procpin's (lstat, kill, open O_NOFOLLOW, fstat, flock, the name re-checked against the locked
+ * inode, unlinkat/rmdir), nothing more.
  * Usage: sweep DIR PREFIX. Prints "<removed> <kept> <nanoseconds>" for the loop alone. */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -65,6 +66,13 @@ int main(int argc, char **argv) {
     if (fd < 0) goto keep;
     if (fstat(fd, &fst) != 0 || fst.st_ino != st.st_ino || fst.st_dev != st.st_dev ||
         flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      close(fd);
+      goto keep;
+    }
+    /* The name still names the inode we hold locked (nobody replaced it meanwhile). */
+    struct stat now;
+    if (fstatat(dirfd, name, &now, AT_SYMLINK_NOFOLLOW) != 0 || now.st_ino != st.st_ino ||
+        now.st_dev != st.st_dev) {
       close(fd);
       goto keep;
     }

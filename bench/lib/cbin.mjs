@@ -1,5 +1,6 @@
 // Compiles bench/c/*.c with the system compiler into bench/.bin/ (rebuilt when the source is
-// newer than the binary).
+// newer than the binary), and bench/addon/*.c into bench-only addons (bench/.bin/NAME.node)
+// against the headers of the Node that runs the bench.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -23,6 +24,21 @@ export function buildC() {
       if (r.status !== 0) throw new Error(`${cc} ${f} failed:\n${r.stderr || r.error}`);
     }
     bins[name] = bin;
+  }
+  const include = join(dirname(dirname(process.execPath)), 'include', 'node');
+  const addonDir = join(benchDir, 'addon');
+  if (existsSync(join(include, 'node_api.h')) && existsSync(addonDir)) {
+    for (const f of readdirSync(addonDir).filter((x) => x.endsWith('.c'))) {
+      const name = f.slice(0, -2);
+      const src = join(addonDir, f);
+      const bin = join(binDir, `${name}.node`);
+      if (!existsSync(bin) || statSync(bin).mtimeMs < statSync(src).mtimeMs) {
+        const args = ['-O2', '-Wall', '-Wextra', '-shared', '-fPIC', `-DNODE_GYP_MODULE_NAME=${name}`];
+        const r = spawnSync(cc, [...args, `-I${include}`, '-o', bin, src], { encoding: 'utf8' });
+        if (r.status !== 0) throw new Error(`${cc} ${f} failed:\n${r.stderr || r.error}`);
+      }
+      bins[`${name}.node`] = bin;
+    }
   }
   return bins;
 }

@@ -11,6 +11,12 @@ const find = (rows, bench, kase, contender) =>
 
 const ratio = (a, b) => (a && b ? a.median / b.median : null);
 
+/** The contender names of the Node floors (bench/addon/pollfloor.c). */
+export const SPAWN_NODE_FLOOR = 'Node floor: posix_spawn + uv_poll -> await (addon)';
+export const EXIT_NODE_FLOOR = 'Node floor: uv_poll -> await continuation';
+
+const floorNote = (v, what) => (v === null ? undefined : `${what} ${v.toFixed(2)}`);
+
 function goal(name, target, value, ok, detail) {
   if (value === null || value === undefined || Number.isNaN(value))
     return { goal: name, target, status: 'n/a', value: null, detail };
@@ -48,12 +54,43 @@ export function evaluateGoals(rows) {
       (v) => v <= 1.3,
     ),
   );
+  // The floor a Node process can reach at all: the bench-only addon's posix_spawn + uv_poll on the
+  // pidfd + a promise it resolves (no JavaScript of procpin's, no ChildProcess object).
+  const nodeFloor = (kase) => find(rows, 'spawn', kase, SPAWN_NODE_FLOOR);
+  g.push(
+    goal(
+      'spawn: procpin / C posix_spawn, small parent',
+      '<= 1.15x',
+      ratio(pp('parent 0 MiB'), c('parent 0 MiB')),
+      (v) => v <= 1.15,
+      floorNote(ratio(nodeFloor('parent 0 MiB'), c('parent 0 MiB')), 'Node floor (addon) / C'),
+    ),
+  );
+  const dropIn = (kase) => find(rows, 'spawn', kase, 'procpin/child_process.spawn');
+  for (const [kase, label] of [
+    ['parent 0 MiB', 'small parent'],
+    ['parent 1024 MiB', '1 GiB parent'],
+  ]) {
+    g.push(
+      goal(
+        `spawn: procpin/child_process vs child_process.spawn, ${label} (child_process / drop-in)`,
+        '>= 1x',
+        ratio(cp(kase), dropIn(kase)),
+        (v) => v >= 1,
+      ),
+    );
+  }
 
   const eCp = find(rows, 'exit', null, "child_process 'exit'");
   const ePp = find(rows, 'exit', null, 'procpin Child.exited');
   const eC = find(rows, 'exit', null, 'C poll(pidfd)');
-  g.push(goal('exit noticed: child_process / procpin', '>= 1.8x', ratio(eCp, ePp), (v) => v >= 1.8));
-  g.push(goal('exit noticed: procpin / C poll(pidfd)', '<= 1.3x', ratio(ePp, eC), (v) => v <= 1.3));
+  const eNode = find(rows, 'exit', null, EXIT_NODE_FLOOR);
+  const eNodeNote = floorNote(ratio(eNode, eC), 'Node floor (uv_poll -> await) / C');
+  g.push(goal('exit noticed: child_process / procpin', '>= 1.3x', ratio(eCp, ePp), (v) => v >= 1.3, eNodeNote));
+  g.push(goal('exit noticed: procpin / C poll(pidfd)', '<= 1.3x', ratio(ePp, eC), (v) => v <= 1.3, eNodeNote));
+  const p99 = ePp && eC ? ePp.p99 / eC.p99 : null;
+  const p99Note = eNode && eC ? `Node floor p99 / C p99 ${(eNode.p99 / eC.p99).toFixed(2)}` : undefined;
+  g.push(goal('exit noticed p99: procpin / C poll(pidfd)', '<= 1.5x', p99, (v) => v <= 1.5, p99Note));
 
   const big = '500 members';
   const gPp = find(rows, 'group', big, 'procpin stop()');
@@ -79,6 +116,11 @@ export function evaluateGoals(rows) {
   let swRatio = null;
   if (swPp && swC) swRatio = /\/s/.test(swPp.unit ?? '') ? swC.median / swPp.median : swPp.median / swC.median;
   g.push(goal('sweep: procpin slower than C by at most', '<= 2x', swRatio, (v) => v <= 2));
+  g.push(goal('sweep 10k: procpin / C loop (same checks)', '<= 1.3x', swRatio, (v) => v <= 1.3));
+
+  const plain = find(rows, 'contain', null, 'spawnGroup');
+  const pidns = find(rows, 'contain', null, 'spawnGroup pidns');
+  g.push(goal('contain: spawnGroup pidns / plain spawnGroup', '<= 1.5x', ratio(pidns, plain), (v) => v <= 1.5));
 
   const k = find(rows, 'overhead', null, 'process.kill(pid, 0)');
   g.push(

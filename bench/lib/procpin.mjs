@@ -35,9 +35,23 @@ export function loadProcpin() {
 }
 
 /** procpin/child_process (next to the entry), or null when this build has none. */
-export function loadAdapter() {
+export function loadAdapter(from = entry) {
   try {
-    return require(join(entry, '..', 'child_process.js'));
+    return require(join(from, '..', 'child_process.js'));
+  } catch {
+    return null;
+  }
+}
+
+// PROCPIN_BEFORE names a second build (its dist/index.js) that runs beside this one in the same
+// rounds, as extra contenders suffixed " (before)": a change's before -> after in one run.
+const before = process.env.PROCPIN_BEFORE || null;
+
+/** The PROCPIN_BEFORE build's exports and drop-in, or null when none is named or it fails to load. */
+export function loadBefore() {
+  if (!before) return null;
+  try {
+    return { pp: require(before), adapter: loadAdapter(before) };
   } catch {
     return null;
   }

@@ -2,9 +2,10 @@
 // touched), all contenders interleaved in this one process. Prints JSON samples on stdout.
 //   node spawn-runner.mjs --mib N --reps R --warmup W --floor PATH
 import * as cp from 'node:child_process';
+import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 import { LineProcess, interleave, nowMs, replyMs } from './harness.mjs';
-import { features, loadAdapter, loadProcpin } from './procpin.mjs';
+import { features, loadAdapter, loadBefore, loadProcpin } from './procpin.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -12,6 +13,7 @@ const { values } = parseArgs({
     reps: { type: 'string', default: '50' },
     warmup: { type: 'string', default: '5' },
     floor: { type: 'string' },
+    addon: { type: 'string' },
     file: { type: 'string', default: '/bin/true' },
   },
 });
@@ -56,26 +58,48 @@ const contenders = [
     run: async () => replyMs(await floor.request(`clone ${file}`)),
   },
 ];
-if (has.spawn) {
-  contenders.unshift({
-    name: 'procpin.spawn',
-    run: async () => {
-      const t0 = nowMs();
-      const c = pp.spawn(file, [], { stdio: 'ignore' });
-      await c.exited;
-      c.reap();
-      const ms = nowMs() - t0;
-      c.close?.();
-      return ms;
-    },
-  });
-}
+const procpinSpawn = (name, lib) => ({
+  name,
+  run: async () => {
+    const t0 = nowMs();
+    const c = lib.spawn(file, [], { stdio: 'ignore' });
+    await c.exited;
+    c.reap();
+    const ms = nowMs() - t0;
+    c.close?.();
+    return ms;
+  },
+});
+if (has.spawn) contenders.unshift(procpinSpawn('procpin.spawn', pp));
 
 // procpin/child_process: the drop-in, spawn to 'close' (the group cleaned and the leader reaped),
 // against child_process.spawn to 'exit'.
 const adapter = loadAdapter();
 if (adapter) {
   contenders.splice(1, 0, { name: 'procpin/child_process.spawn', run: () => timedSpawn(adapter.spawn, 'close') });
+}
+const before = loadBefore();
+if (before) {
+  contenders.push(procpinSpawn('procpin.spawn (before)', before.pp));
+  if (before.adapter)
+    contenders.push({
+      name: 'procpin/child_process.spawn (before)',
+      run: () => timedSpawn(before.adapter.spawn, 'close'),
+    });
+}
+
+// Node's own floor: the bench-only addon's posix_spawn + pidfd + uv_poll, its promise resolved
+// from the poll callback and awaited here (the child reaped there first).
+if (values.addon) {
+  const floorAddon = createRequire(import.meta.url)(values.addon);
+  contenders.push({
+    name: 'Node floor: posix_spawn + uv_poll -> await (addon)',
+    run: async () => {
+      const t0 = nowMs();
+      await floorAddon.watchPromise([file], true);
+      return nowMs() - t0;
+    },
+  });
 }
 
 const res = await interleave(contenders, { reps: Number(values.reps), warmup: Number(values.warmup) });

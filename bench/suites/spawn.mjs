@@ -13,6 +13,7 @@ function runSize(ctx, mib, reps, warmup) {
   return new Promise((resolve, reject) => {
     const args = [join(benchDir, 'lib', 'spawn-runner.mjs'), '--mib', String(mib), '--reps', String(reps)];
     args.push('--warmup', String(warmup), '--floor', ctx.bins.floor);
+    if (ctx.bins['pollfloor.node']) args.push('--addon', ctx.bins['pollfloor.node']);
     const p = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     p.stdout.on('data', (d) => (out += d));

@@ -192,6 +192,55 @@ PROCPIN_NO_SANITIZE int ChildMain(void* arg) {
   ChildFail(s, kStageExecve, eacces ? EACCES : last);
 }
 
+// The child's stack, one per thread and kept for the thread's life: mapped at the first spawn,
+// unmapped when the thread ends (a Worker's included). Reusing it is safe because a thread spawns
+// one child at a time and CLONE_VFORK suspends it until that child has called execve or exited,
+// after which nothing runs on the stack. Several threads spawning at once each use their own.
+// (Mapping and unmapping it per spawn cost three system calls and, on a multi-threaded process,
+// the TLB shootdown of the munmap.)
+class ChildStack {
+ public:
+  // This thread's stack top (16-byte aligned), mapping it on first use; -errno when it cannot be
+  // mapped (the next spawn tries again).
+  static int Top(char** top) {
+    thread_local ChildStack stack;
+    if (stack.map_ == nullptr) {
+      int e = stack.Map();
+      if (e < 0) return e;
+    }
+    *top = static_cast<char*>(stack.map_) + stack.size_;
+    return 0;
+  }
+  ChildStack(const ChildStack&) = delete;
+  ChildStack& operator=(const ChildStack&) = delete;
+
+ private:
+  ChildStack() = default;
+  ~ChildStack() {
+    if (map_ != nullptr) munmap(map_, size_);
+  }
+
+  int Map() {
+    long page = sysconf(_SC_PAGESIZE);
+    if (page <= 0) page = 4096;
+    size_t size = kStackSize + static_cast<size_t>(page);
+    void* map = mmap(nullptr, size, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
+    if (map == MAP_FAILED) return -errno;
+    if (mprotect(map, static_cast<size_t>(page), PROT_NONE) < 0) {
+      int e = errno;
+      munmap(map, size);
+      return -e;
+    }
+    map_ = map;
+    size_ = size;
+    return 0;
+  }
+
+  void* map_ = nullptr;
+  size_t size_ = 0;
+};
+
 inline void CloseIf(int fd) {
   if (fd >= 0) close(fd);
 }
@@ -255,26 +304,16 @@ int Spawn(const Request& req, Outcome* out) {
     }
   }
 
-  long page = sysconf(_SC_PAGESIZE);
-  if (page <= 0) page = 4096;
-  size_t map_size = kStackSize + static_cast<size_t>(page);
-  void* map = mmap(nullptr, map_size, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
-  if (map == MAP_FAILED) return fail(errno);
-  if (mprotect(map, static_cast<size_t>(page), PROT_NONE) < 0) {
-    int e = errno;
-    munmap(map, map_size);
-    return fail(e);
-  }
   // The stack grows down: clone gets its top, 16-byte aligned.
-  char* stack_top = static_cast<char*>(map) + map_size;
+  char* stack_top = nullptr;
+  if (int e = ChildStack::Top(&stack_top); e < 0) return fail(-e);
 
   Shared sh;
   sh.req = &req;
   sh.src = src.data();
   sh.moved = moved.data();
   sh.devnull = devnull;
-  sh.parent_pid = getpid();
+  sh.parent_pid = req.pdeathsig > 0 ? getpid() : 0;
   sh.err = 0;
   sh.stage = kStageNone;
 
@@ -305,7 +344,6 @@ int Spawn(const Request& req, Outcome* out) {
     clone_errno = pid < 0 ? errno : 0;
   }
   SetMaskRaw(&old, nullptr);
-  munmap(map, map_size);
 
   for (int fd : child_ends) close(fd);
   child_ends.clear();
