@@ -174,7 +174,7 @@ test('a supervisor that spends its CPU limit (SIGXCPU) kills every group and die
   });
 });
 
-for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP']) {
+for (const sig of /** @type {const} */ (['SIGTERM', 'SIGINT', 'SIGHUP'])) {
   test(`a supervisor whose groups a Worker spawned, ended by ${sig} with no listener, kills them and still dies by ${sig} [L3a.end.signal]`, async (t) => {
     // The main thread never loaded procpin: no JavaScript listener of procpin's is there.
     const code = `
