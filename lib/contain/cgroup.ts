@@ -14,85 +14,11 @@ import { Child, spawnRewritten, type SpawnOptions } from '../child/child';
 import type { SendResult } from '../group/logic';
 import { ERRNO, errnoException } from '../errors';
 import { SIGNALS } from '../signals';
+import { cgroupPlace, knownCgroupPlace } from './cgroup-place';
 import { ContainmentRefused, readText, type Holder } from './common';
 
 const { SIGKILL } = SIGNALS;
 const { ESRCH, EPERM } = ERRNO;
-
-/** @internal Where procpin's cgroups go. */
-export interface CgroupPlace {
-  /** Mount point of cgroup2. */
-  mount: string;
-  /** Where procpin's cgroups go (absolute path). */
-  base: string;
-}
-
-let placeCache: CgroupPlace | string | undefined;
-
-/** @internal Test hook: find the place again. */
-export function resetCgroupPlace(): void {
-  placeCache = undefined;
-}
-
-// mountinfo escapes space, tab, newline and backslash as octal.
-function unescapeMount(s: string): string {
-  return s.replace(/\\([0-7]{3})/g, (_m, o: string) => String.fromCharCode(parseInt(o, 8)));
-}
-
-/** @internal The cgroup2 mount and the directory procpin's cgroups go in, or why there is none. */
-export function cgroupPlace(): CgroupPlace | string {
-  if (placeCache !== undefined) return placeCache;
-  placeCache = findCgroupPlace();
-  return placeCache;
-}
-
-function findCgroupPlace(): CgroupPlace | string {
-  const mountinfo = readText('/proc/self/mountinfo');
-  if (mountinfo === null) return '/proc/self/mountinfo cannot be read';
-  let mount: string | null = null;
-  let root = '/';
-  for (const line of mountinfo.split('\n')) {
-    const [left, right] = line.split(' - ');
-    if (right === undefined || left === undefined) continue;
-    if (right.split(' ')[0] !== 'cgroup2') continue;
-    const f = left.split(' ');
-    mount = unescapeMount(f[4] ?? '');
-    root = unescapeMount(f[3] ?? '/');
-    break;
-  }
-  if (mount === null) return 'no cgroup2 file system is mounted';
-  const self = readText('/proc/self/cgroup');
-  const line = self?.split('\n').find((l) => l.startsWith('0::'));
-  if (line === undefined)
-    return 'this process is in no cgroup v2 (/proc/self/cgroup has no 0:: line)';
-  let rel = line.slice(3);
-  if (root !== '/' && rel.startsWith(root)) rel = rel.slice(root.length);
-  if (rel.endsWith(' (deleted)')) return 'this process is in a removed cgroup';
-  const own = path.join(mount, rel);
-  let base: string;
-  if (process.geteuid?.() === 0) {
-    base = path.join(mount, 'procpin');
-    try {
-      fs.mkdirSync(base, { mode: 0o755 });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
-        return `${base} cannot be made (${(err as Error).message})`;
-      }
-    }
-  } else {
-    // A subtree delegated to us: our own cgroup, owned by us, its cgroup.procs writable.
-    base = own;
-    try {
-      const st = fs.statSync(own);
-      if (st.uid !== process.geteuid?.()) return `${own} is not delegated to this user`;
-      fs.accessSync(own, fs.constants.W_OK);
-      fs.accessSync(path.join(own, 'cgroup.procs'), fs.constants.W_OK);
-    } catch (err) {
-      return `${own} is not writable (${(err as Error).message})`;
-    }
-  }
-  return { mount, base };
-}
 
 /** @internal Start time of a process (clock ticks since boot, /proc/PID/stat field 22), or null. */
 export function startTime(pid: number | 'self'): string | null {
@@ -328,7 +254,7 @@ const EXIT_EMPTY_WAIT_MS = 1000;
 /** @internal Kills and removes this supervisor's cgroups: it is ending now. */
 export function endCgroups(): void {
   const dirs = new Set(liveCgroups);
-  const place = placeCache;
+  const place = knownCgroupPlace();
   if (isMainThread && typeof place === 'object' && self !== undefined) {
     for (const name of subdirs(place.base))
       if (isOwnName(name)) dirs.add(path.join(place.base, name));

@@ -7,7 +7,8 @@
 import { type Child, spawnRewritten, type SpawnOptions } from '../child/child';
 import { SIGNALS } from '../signals';
 import { invalidArgValue } from '../validate';
-import { cgroupPlace, resetCgroupPlace, spawnCgroup } from './cgroup';
+import { spawnCgroup } from './cgroup';
+import { cgroupPlace, resetCgroupPlace } from './cgroup-place';
 import { ContainmentRefused, unavailable, type ContainMode, type Holder } from './common';
 import { pidnsHolder, pidnsPrecheck, spawnPidns } from './pidns';
 

@@ -14,12 +14,12 @@ import { invalidArgValue } from '../validate';
 import {
   cgroupKill,
   cgroupOwner,
-  cgroupPlace,
   nsInode,
   removeCgroup,
   startTime,
   type CgroupOwner,
 } from './cgroup';
+import { cgroupPlace } from './cgroup-place';
 import { readText, unavailable } from './common';
 
 /** Options of {@link sweepCgroups}. */

@@ -3,7 +3,7 @@
 // 'pidns' and 'cgroup' groups, read from the kernel's record (exit statuses, cgroup directories).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync } from 'node:fs';
 import * as procpin from '../../dist/index.js';
 import { cgroupBase, cgroupsOf, place } from './contain-helpers.mjs';
 import { isGone, isRoot, need, pkg, runCmd, runNode, tmpDirFor, waitFor } from '../helpers.mjs';
@@ -166,5 +166,64 @@ test(
     assert.equal(res.exitCode, 0);
     assert.match(text, /CapEff:\s+0+\n/);
     assert.match(text, /^0::\/$/m, 'it left for the root cgroup');
+  },
+);
+
+// An unprivileged supervisor makes its cgroups in its own cgroup, delegated to its uid. The
+// kernel lets a process move between two cgroups when it may write the cgroup.procs of their
+// common ancestor: the delegated cgroup's is the user's own, so a command of the supervisor's
+// uid can move itself into the supervisor's cgroup (the documented limit; contain: 'pidns' or a
+// `uid` of its own holds it). Its process-group members stay within reach of stop().
+test(
+  "cgroup, unprivileged in a delegated subtree: a command of the supervisor's uid can move itself into the supervisor's cgroup (the documented limit), and stop() still ends its process-group member [L3a.contain.escape]",
+  { timeout: 30000 },
+  async (t) => {
+    if (!need(t, available('cgroup'), 'cgroup needs root here')) return;
+    const r0 = await runCmd('setpriv', ['--help']).catch(() => null);
+    if (!need(t, r0 && r0.code === 0, 'setpriv (util-linux)')) return;
+    const deleg = `${place.mount}/procpin-test-deleg-${process.pid}`;
+    mkdirSync(deleg);
+    t.after(async () => {
+      for (const sub of readdirSync(deleg, { withFileTypes: true }))
+        if (sub.isDirectory()) rmdirSync(`${deleg}/${sub.name}`);
+      await waitFor(() => readFileSync(`${deleg}/cgroup.procs`, 'latin1') === '', {
+        timeout: 5000,
+        what: 'the delegated cgroup empty',
+      });
+      rmdirSync(deleg);
+    });
+    for (const f of ['', '/cgroup.procs', '/cgroup.subtree_control', '/cgroup.threads'])
+      chownSync(`${deleg}${f}`, 65534, 65534);
+    const code = `
+      import { spawnGroup } from ${pkg};
+      import { readFileSync } from 'node:fs';
+      const g = spawnGroup('sh', ['-c', 'sleep 1000 & echo $$ > ${deleg}/cgroup.procs && echo left $! || echo stayed $!; wait'], { contain: 'cgroup', stdio: ['ignore', 'pipe', 'inherit'] });
+      let out = ''; g.leader.stdout.on('data', (d) => (out += d));
+      const end = Date.now() + 10000;
+      while (!out.includes('\\n') && Date.now() < end) await new Promise((r) => setTimeout(r, 5));
+      const leader = readFileSync('/proc/' + g.pid + '/cgroup', 'latin1').split('\\n').find((l) => l.startsWith('0::'));
+      const res = await g.stop();
+      console.log(JSON.stringify({ containment: g.containment, out, leader, signal: res.signal }));`;
+    const r = await runCmd('sh', [
+      '-c',
+      `echo $$ > ${deleg}/cgroup.procs && exec setpriv --reuid=65534 --regid=65534 --clear-groups "$@"`,
+      'sh',
+      process.execPath,
+      '--input-type=module',
+      '-e',
+      code,
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    const res = JSON.parse(r.stdout);
+    assert.equal(res.containment, 'cgroup');
+    const [word, member] = res.out.trim().split(' ');
+    assert.equal(word, 'left');
+    assert.equal(
+      res.leader,
+      `0::/${deleg.slice(place.mount.length + 1)}`,
+      "the leader moved into the supervisor's cgroup",
+    );
+    assert.equal(res.signal, 'SIGTERM');
+    await waitFor(() => isGone(member), { timeout: 5000, what: 'the process-group member ended' });
   },
 );
