@@ -31,7 +31,8 @@ export function track(child: ChildProcess, group: ProcessGroup): void {
  * `child.kill(signal)` does (default `'SIGTERM'`). Returns whether a signal went out: `false` for
  * a child whose leader already exited (its group is being cleaned) and for a pid this module did
  * not start or already released, which is never signalled. tree-kill's arguments: `(pid)`,
- * `(pid, signal)`, `(pid, callback)`, `(pid, signal, callback)`; the callback is called on a later
+ * `(pid, signal)`, `(pid, callback)`, `(pid, signal, callback)`, with tree-kill's types (a signal is any
+ * string there; one Node does not know is `ERR_UNKNOWN_SIGNAL`); the callback is called on a later
  * tick, with no argument, or with the error (an unknown signal) that it would otherwise throw.
  *
  * @example
@@ -41,7 +42,7 @@ export function track(child: ChildProcess, group: ProcessGroup): void {
  */
 export function kill(
   pid: number,
-  signal?: NodeJS.Signals | number | KillCallback,
+  signal?: string | number | KillCallback,
   callback?: KillCallback,
 ): boolean {
   if (typeof signal === 'function' && callback === undefined) {
