@@ -29,6 +29,7 @@ import {
 } from './child_process/process';
 import { failedStart, watch } from './child_process/events';
 import { kill, track } from './child_process/kill';
+import { validateChildProcessSignal } from './signals';
 import { invalidArgType, outOfRange, readOptions, validateAbortSignal } from './validate';
 
 export { collectOutput, stdioEnded } from './group/output';
@@ -88,6 +89,10 @@ export function spawn(
     throw outOfRange('options.timeout', '>= 0 and <= 2147483647', opts.timeout, spawn);
   }
   if (opts.cwd === '') opts.cwd = undefined; // child_process does not chdir to ''
+  // child_process's killSignal is a name in any case ('sigkill'), as its kill() takes it.
+  if (typeof opts.killSignal === 'string') {
+    opts.killSignal = validateChildProcessSignal(opts.killSignal, 'options.killSignal', spawn);
+  }
   const {
     detached,
     windowsHide: _wh,

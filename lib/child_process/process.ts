@@ -6,7 +6,7 @@
 import { EventEmitter } from 'node:events';
 import type { Readable, Writable, Duplex, Stream } from 'node:stream';
 import type { ProcessGroup, SpawnGroupOptions } from '../group/group';
-import { validateSignal } from '../signals';
+import { validateChildProcessSignal } from '../signals';
 
 /** An entry of {@link SpawnOptions.stdio}: child_process's (`'ipc'` is refused). */
 export type StdioEntry =
@@ -121,7 +121,7 @@ export class ChildProcess<
    * is being cleaned then) or the start failed.
    */
   kill(signal: NodeJS.Signals | number = 'SIGTERM'): boolean {
-    const sig = validateSignal(signal, 'signal', this.kill, true);
+    const sig = validateChildProcessSignal(signal, 'signal', this.kill, true);
     const g = this.group;
     if (!g || this.exitCode !== null || this.signalCode !== null) return false;
     const sent = g.signal(sig);

@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as cp from 'node:child_process';
 import * as procpin from 'procpin';
+import { isGone, waitFor } from '../helpers.mjs';
 import * as drop from 'procpin/child_process';
 const { spawn } = drop;
 const kill = (...a) => drop.kill(...a);
@@ -52,7 +53,8 @@ test("kill(pid, signal, callback) takes tree-kill's arguments and signals that c
   assert.equal(err, undefined);
   assert.deepEqual(await done, [7, null]);
   assert.equal(c.killed, true);
-  assert.throws(() => process.kill(member, 0), { code: 'ESRCH' });
+  // Dead by the group's SIGKILL; a zombie until its new parent reaps it, never still running.
+  await waitFor(() => isGone(member), { what: 'the background member gone' });
   // tree-kill's (pid, callback) and (pid) forms; once the group is gone nothing is sent.
   assert.equal(kill(c.pid), false);
   assert.equal(await new Promise((resolve) => kill(c.pid, resolve)), undefined);
@@ -79,4 +81,19 @@ test('kill(pid) never signals a process this module did not start, and refuses w
   assert.equal(c.killed, false);
   c.kill('SIGKILL');
   await closed(c);
+});
+
+test("kill() and killSignal take a signal name in any case, and anything else that is not a signal is ERR_UNKNOWN_SIGNAL, as child_process's kill does [L2b.group]", async () => {
+  for (const impl of [cp.spawn, spawn]) {
+    const who = impl === spawn ? 'procpin' : 'child_process';
+    const c = impl('sleep', ['30']);
+    const done = closed(c);
+    for (const bad of [null, {}, true, 'sigNOPE']) {
+      assert.throws(() => c.kill(bad), { code: 'ERR_UNKNOWN_SIGNAL' }, `${who} ${String(bad)}`);
+    }
+    assert.equal(c.kill('sigterm'), true, who);
+    assert.deepEqual(await done, [null, 'SIGTERM'], who);
+    const t = impl('sleep', ['30'], { timeout: 20, killSignal: 'sigkill' });
+    assert.deepEqual(await closed(t), [null, 'SIGKILL'], who);
+  }
 });
