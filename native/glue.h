@@ -6,6 +6,7 @@
 #pragma once
 
 #include <napi.h>
+#include <signal.h>
 
 #include <cstdint>
 #include <limits>
@@ -65,6 +66,18 @@ inline void SetFunction(Napi::Env env, Napi::Object exports, const char* name,
 }
 
 inline Napi::Value Result(Napi::Env env, int r) { return Napi::Number::New(env, r); }
+
+// A waitid siginfo_t as JavaScript gets it, { pid, uid, code, status }: the one builder of that
+// object (lib/waitinfo.ts names the code and the signal), for the waitid export and a child's
+// peek and reap alike.
+inline Napi::Value RawInfo(Napi::Env env, const siginfo_t& si) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("pid", Napi::Number::New(env, si.si_pid));
+  o.Set("uid", Napi::Number::New(env, si.si_uid));
+  o.Set("code", Napi::Number::New(env, si.si_code));
+  o.Set("status", Napi::Number::New(env, si.si_status));
+  return o;
+}
 
 // While an environment stops (a Worker's terminate() was called, its JavaScript still runs until
 // V8 notices), every Node-API call that could run JavaScript fails and leaves its out-parameter

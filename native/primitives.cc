@@ -46,12 +46,7 @@ Napi::Value Waitid(const Napi::CallbackInfo& info) {
   int r = sys::WaitidOnce(idtype, id, &si, static_cast<int>(options));
   if (r < 0) return Result(env, r);
   if (si.si_pid == 0) return env.Null();
-  Napi::Object o = Napi::Object::New(env);
-  o.Set("pid", Napi::Number::New(env, si.si_pid));
-  o.Set("uid", Napi::Number::New(env, si.si_uid));
-  o.Set("code", Napi::Number::New(env, si.si_code));
-  o.Set("status", Napi::Number::New(env, si.si_status));
-  return o;
+  return RawInfo(env, si);
 }
 
 // closeRange(first, last, flags); the test build also has closeRangeLoop, the fallback loop alone

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 [ -f build/Release/procpin.node ] || npm run build:native
 files=("$@")
 if [ ${#files[@]} -eq 0 ]; then
-  mapfile -t files < <(ls test/primitives/primitives*.test.mjs test/primitives/flock*.test.mjs 2>/dev/null)
+  mapfile -t files < <(ls test/primitives/primitives*.test.mjs test/primitives/close-range.test.mjs test/primitives/prctl.test.mjs test/primitives/flock*.test.mjs 2>/dev/null)
 fi
 mkdir -p build/valgrind
 status=0

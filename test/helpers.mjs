@@ -155,3 +155,19 @@ export function sh(cmd) {
 
 /** import specifier of the built package, for code run in child processes. */
 export const pkg = JSON.stringify(join(root, 'dist', 'index.js'));
+
+/**
+ * A group's result (what `closed` resolves with) as a test expects it: every flag false and no
+ * exit status, but for the `fields` given.
+ */
+export function groupResult(fields = {}) {
+  return {
+    exitCode: null,
+    signal: null,
+    timedOut: false,
+    aborted: false,
+    stoppedWhileRunning: false,
+    killed: false,
+    ...fields,
+  };
+}

@@ -7,14 +7,8 @@
  */
 import { SIGNALS } from '../signals';
 import type { WaitInfo } from '../waitinfo';
-import {
-  FIRST_SCAN_MS,
-  MAX_SCAN_MS,
-  NO_GRACE_SCAN_MS,
-  nextDelay,
-  ORPHAN_REAP_MS,
-  scanWithin,
-} from './scan';
+import { runCleanup, type CleanupSteps } from './clean';
+import { scanWithin } from './scan';
 import type {
   GroupOps,
   GroupPhase,
@@ -25,17 +19,10 @@ import type {
   SendResult,
 } from './types';
 
-export type {
-  GroupOps,
-  GroupPhase,
-  GroupPolicy,
-  GroupResult,
-  GroupState,
-  ScanResult,
-  SendResult,
-} from './types';
+// Its words, for those who import them with the cleanup.
+export type * from './types';
 
-const { SIGKILL, SIGCONT } = SIGNALS;
+const { SIGKILL } = SIGNALS;
 
 type StopReason = 'exit' | 'stop' | 'timeout' | 'abort';
 
@@ -77,10 +64,25 @@ export class GroupCleanup {
   private rejectExited!: (err: unknown) => void;
   private resolveClosed!: (result: GroupResult) => void;
   private rejectClosed!: (err: unknown) => void;
+  // What the cleanup's run (./clean) needs of this one.
+  private readonly steps: CleanupSteps;
 
   constructor(ops: GroupOps, policy: GroupPolicy, leaderExited: Promise<WaitInfo>) {
     this.ops = ops;
     this.policy = policy;
+    this.steps = {
+      ops,
+      policy: () => this.policy,
+      startedAt: () => this.t0,
+      leaderDone: () => this.look() !== null || this.leaderLost,
+      scan: (ms) => this.scan(ms),
+      pause: (ms) => this.pause(ms),
+      sendPhase: (sig, name, phase) => this.sendPhase(sig, name, phase),
+      publish: (phase, extra) => this.publish(phase, extra),
+      markKilled: () => {
+        this.killed = true;
+      },
+    };
     this.exited = new Promise((resolve, reject) => {
       this.resolveExited = resolve;
       this.rejectExited = reject;
@@ -304,87 +306,9 @@ export class GroupCleanup {
     if (r !== 'forgotten' || this.leaderSignalled) this.publish(phase, { signal: name });
   }
 
-  // A subreaper or PID 1 inherits the members whose parents died: after the final SIGKILL, reap
-  // them (never the leader, whose zombie pins the pgid meanwhile) until none is left alive.
-  private async reapOrphans(): Promise<void> {
-    const reap = this.ops.reapOrphans;
-    if (!reap) return;
-    const end = this.ops.now() + ORPHAN_REAP_MS;
-    let delay = FIRST_SCAN_MS;
-    for (;;) {
-      let alive: number;
-      try {
-        alive = reap.call(this.ops);
-      } catch {
-        return;
-      }
-      // Members that are not our children yet are re-parented to us as their parents die.
-      const live = alive === 0 ? await this.scan(MAX_SCAN_MS) : 1;
-      if ((alive <= 0 && live === 0) || this.ops.now() >= end) return;
-      await this.pause(delay);
-      delay = Math.min(delay * 2, MAX_SCAN_MS);
-    }
-  }
-
   private async clean(): Promise<void> {
-    const { killSignal, killSignalName } = this.policy;
     try {
-      // With no grace the first signal is, in effect, the final one: whether live members were
-      // there to be killed is read just before it (a leader that still runs is one of them).
-      let before: ScanResult | null = null;
-      if (
-        (killSignal === SIGKILL || this.policy.grace <= 0) &&
-        (this.look() !== null || this.leaderLost)
-      ) {
-        before = await this.scan(NO_GRACE_SCAN_MS);
-      }
-      this.sendPhase(killSignal, killSignalName, killSignal === SIGKILL ? 'kill' : 'signal');
-      if (killSignal !== SIGKILL && killSignal !== SIGCONT) {
-        // A stopped member would hold killSignal pending until the grace ran out.
-        this.sendPhase(SIGCONT, 'SIGCONT', 'signal');
-      }
-
-      // Grace: ended early once the leader has exited and a scan finds no live member. The scan
-      // is advisory (not an atomic snapshot): it may shorten the grace, never skip the SIGKILL.
-      const deadline = this.t0 + (killSignal === SIGKILL ? 0 : this.policy.grace);
-      let delay = FIRST_SCAN_MS;
-      let emptied = false;
-      for (;;) {
-        let left = deadline - this.ops.now();
-        if (left <= 0) break;
-        const exited = this.look() !== null || this.leaderLost;
-        if (exited && (await this.scan(left)) === 0) {
-          emptied = true;
-          break;
-        }
-        left = deadline - this.ops.now();
-        if (left <= 0) break;
-        await this.pause(Math.min(delay, left));
-        delay = nextDelay(delay, this.ops.now() - this.t0);
-      }
-      this.publish('grace-ended', { reason: emptied ? 'empty' : 'grace' });
-
-      if (this.look() === null && !this.leaderLost) {
-        // The leader outlived the grace. Alive, it pins the pgid as surely as a zombie does:
-        // kill the group, then wait for the leader's exit to be read before the final kill.
-        this.killed = true;
-        if (killSignal !== SIGKILL) this.sendPhase(SIGKILL, 'SIGKILL', 'kill');
-        delay = FIRST_SCAN_MS;
-        while (this.look() === null && !this.leaderLost) {
-          await this.pause(delay);
-          delay = Math.min(delay * 2, MAX_SCAN_MS);
-        }
-      }
-      // The grace did not empty the group: the last scan (at most MAX_SCAN_MS ago) saw a live
-      // member or could not read /proc, or the leader itself outlived it. No fresh full scan
-      // here: under a fork storm one costs more than the kill it would describe.
-      if (before === 0) emptied = true;
-      if (!emptied) this.killed = true;
-
-      // The unreaped leader keeps the pgid ours: kill the group unconditionally, whatever the scan
-      // said. The kernel delivers a group signal to every member, including ones forked meanwhile.
-      this.sendPhase(SIGKILL, 'SIGKILL', 'kill');
-      await this.reapOrphans();
+      await runCleanup(this.steps);
     } finally {
       this.release();
     }

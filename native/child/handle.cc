@@ -16,15 +16,6 @@
 
 namespace procpin::child {
 
-Napi::Value RawInfo(Napi::Env env, const siginfo_t& si) {
-  Napi::Object o = Napi::Object::New(env);
-  o.Set("pid", Napi::Number::New(env, si.si_pid));
-  o.Set("uid", Napi::Number::New(env, si.si_uid));
-  o.Set("code", Napi::Number::New(env, si.si_code));
-  o.Set("status", Napi::Number::New(env, si.si_status));
-  return o;
-}
-
 void Dispose(ChildState* s) {
   if (s->reg) s->reg->states.erase(s);
   ClosePidfd(s);

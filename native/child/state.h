@@ -153,7 +153,6 @@ void Dispose(ChildState* s);
 int LetGo(ChildState* s, siginfo_t* si, bool env_ending);
 // Makes the state of a spawned child (own) or an opened process, starts its watch, wraps it.
 Napi::Value Adopt(Napi::Env env, Registry* reg, pid_t pid, int pidfd, Kind kind, Napi::Function cb);
-Napi::Value RawInfo(Napi::Env env, const siginfo_t& si);
 
 // spawn_args.cc ------------------------------------------------------------------------------
 Napi::Value Spawn(const Napi::CallbackInfo& info);

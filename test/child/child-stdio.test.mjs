@@ -1,4 +1,3 @@
-// @ts-nocheck -- not type-checked yet: its deliberate wrong-type calls (abuse, validation) are not marked with @ts-expect-error and its inferred types are not declared.
 // stdio of spawned children: pipes behave as child_process's (backpressure, EOF), 'inherit',
 // 'ignore', descriptor numbers, overlapping mappings, extra descriptors.
 import { test } from 'node:test';
@@ -9,6 +8,11 @@ import { join } from 'node:path';
 import { spawn, spawnGroup } from '../../dist/index.js';
 import { openFds, pkg, procState, runNode, tmpDirFor, waitFor } from '../helpers.mjs';
 
+/**
+ * A stream's bytes once it ended: a string in `encoding`, or a Buffer without one.
+ * @param {import('node:stream').Readable} stream
+ * @param {BufferEncoding | null} [encoding]
+ */
 function collect(stream, encoding = 'utf8') {
   return new Promise((resolve, reject) => {
     const chunks = [];
@@ -31,8 +35,9 @@ test('a pipe round trip through cat: stdin in, stdout out, end at EOF [L2.spawn.
   const child = spawn('cat');
   assert.ok(child.stdin && child.stdout && child.stderr);
   assert.equal(child.stdio.length, 3);
-  assert.equal(child.stdin.readable, false);
-  assert.equal(child.stdout.writable, false);
+  // Both are sockets (net.Socket), typed by their one direction.
+  assert.equal(/** @type {import('node:net').Socket} */ (child.stdin).readable, false);
+  assert.equal(/** @type {import('node:net').Socket} */ (child.stdout).writable, false);
   const out = collect(child.stdout);
   const err = collect(child.stderr);
   child.stdin.write('hello ');
@@ -146,7 +151,7 @@ test("null and undefined mean 'pipe' for 0-2; an extra 'pipe' at fd 3 is a duple
   });
   assert.ok(child.stdin && child.stdout);
   assert.equal(child.stderr, null);
-  const fd3 = child.stdio[3];
+  const fd3 = /** @type {import('node:net').Socket} */ (child.stdio[3]);
   assert.ok(fd3.readable && fd3.writable);
   fd3.write('ping\n');
   let got = '';
@@ -179,13 +184,14 @@ test("a child's stdout given to a group's leader as its stdin is read by that le
   const group = spawnGroup('sha256sum', { stdio: [producer.stdout, 'pipe', 'inherit'] });
   t.after(() => group[Symbol.asyncDispose]());
   // The handle no longer reads here and the stream is paused, not flowing.
-  assert.equal(producer.stdout._handle.reading, false);
+  const out = /** @type {import('node:net').Socket & { _handle: { reading: boolean } }} */ (producer.stdout);
+  assert.equal(out._handle.reading, false);
   assert.equal(producer.stdout.readableFlowing, false);
   const sum = collect(group.leader.stdout);
   assert.equal((await group.exited).exitCode, 0);
   assert.equal((await sum).split(' ')[0], createHash('sha256').update(data).digest('hex'));
   assert.equal((await finish(producer)).exitCode, 0);
-  assert.equal(producer.stdout.bytesRead, 0, 'this process read none of the bytes');
+  assert.equal(out.bytesRead, 0, 'this process read none of the bytes');
   assert.equal(producer.stdout.readableLength, 0);
   producer.stdout.destroy();
 });

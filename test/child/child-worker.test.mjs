@@ -1,4 +1,3 @@
-// @ts-nocheck -- not type-checked yet: its deliberate wrong-type calls (abuse, validation) are not marked with @ts-expect-error and its inferred types are not declared.
 // Spawning from worker_threads: each Worker has its own watchers; the parent-death signal
 // follows the spawning thread (a kernel rule: PR_SET_PDEATHSIG fires when the thread that forked
 // the child exits); a Worker's children are never left as zombies of the process.
@@ -9,15 +8,25 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { pkg, procStat, procState, waitFor } from '../helpers.mjs';
 
-/** A Worker running `body` (an async function body; `spawn`, `post` and `fs` in scope). */
+/**
+ * A Worker with its exit code (a promise, attached at once) and its next message.
+ * @typedef {Worker & { exitCode: Promise<number>, next: () => Promise<any> }} TestWorker
+ */
+
+/**
+ * A Worker running `body` (an async function body; `spawn`, `post` and `fs` in scope).
+ * @returns {TestWorker}
+ */
 function moduleWorker(body) {
-  const w = new Worker(
-    `const { parentPort } = require('node:worker_threads');
+  const w = /** @type {TestWorker} */ (
+    new Worker(
+      `const { parentPort } = require('node:worker_threads');
      const fs = require('node:fs');
      const { spawn } = require(${pkg});
      const post = (m) => parentPort.postMessage(m);
      (async () => { ${body} })();`,
-    { eval: true },
+      { eval: true },
+    )
   );
   w.exitCode = once(w, 'exit').then(([code]) => code); // attached now: the exit may come early
   const messages = [];

@@ -1,4 +1,3 @@
-// @ts-nocheck -- not type-checked yet: its deliberate wrong-type calls (abuse, validation) are not marked with @ts-expect-error and its inferred types are not declared.
 // SPEC Layer 2, spawn's child_process options: uid, gid (supplementary groups dropped as libuv
 // does), shell, signal, timeout, killSignal, a Stream with a descriptor in stdio; an unknown or
 // unimplemented option throws ERR_INVALID_ARG_VALUE naming it and starts nothing; options are
@@ -33,6 +32,11 @@ async function run(file, args, options) {
   return { info, out };
 }
 
+/**
+ * spawn, spawnGroup or child_process.spawn, called alike: what each returns is checked by the test.
+ * @typedef {(file: string, args: string[], options: object) => any} AnySpawn
+ */
+
 test('uid and gid are set in the child and its supplementary groups are dropped, as libuv does [L2.spawn.credentials]', async (t) => {
   need(t, isRoot, 'needs root to change uid');
   const c = spawn('sleep', ['30'], { uid: 65534, gid: 65533, stdio: 'ignore' });
@@ -63,6 +67,7 @@ test('uid and gid are validated before anything starts [L2.spawn.credentials]', 
   const before = ourChildren();
   assert.throws(() => spawn('true', [], { uid: -1 }), { code: 'ERR_OUT_OF_RANGE' });
   assert.throws(() => spawn('true', [], { uid: 1.5 }), { code: 'ERR_OUT_OF_RANGE' });
+  // @ts-expect-error a value of the wrong type, on purpose: it must be refused
   assert.throws(() => spawn('true', [], { gid: '0' }), { code: 'ERR_INVALID_ARG_TYPE' });
   assert.deepEqual(ourChildren(), before);
 });
@@ -72,6 +77,7 @@ test('shell: true runs file and args joined by spaces through /bin/sh -c; a stri
   assert.equal(a.out, '/bin/sh 3\n');
   const b = await run('echo $0', [], { shell: '/bin/bash', stdio: ['ignore', 'pipe', 'inherit'] });
   assert.equal(b.out, '/bin/bash\n');
+  // @ts-expect-error a value of the wrong type, on purpose: it must be refused
   assert.throws(() => spawn('x', [], { shell: 1 }), { code: 'ERR_INVALID_ARG_TYPE' });
   const c = await run('echo', ['$0'], { shell: '', stdio: ['ignore', 'pipe', 'inherit'] });
   assert.equal(c.out, '$0\n', "shell: '' is no shell, as in child_process");
@@ -101,12 +107,13 @@ test('timeout sends killSignal to a child that runs too long, and nothing to one
   assert.equal((await d.exited).exitCode, 0);
   d.reap();
   assert.throws(() => spawn('true', [], { timeout: -1 }), { code: 'ERR_OUT_OF_RANGE' });
+  // @ts-expect-error a value of the wrong type, on purpose: it must be refused
   assert.throws(() => spawn('true', [], { killSignal: 'SIGNOPE' }), { code: 'ERR_UNKNOWN_SIGNAL' });
 });
 
 test('stdio takes a Stream that has a descriptor: process.stderr and a connected net.Socket [L2.spawn.stdio]', async (t) => {
   const server = net.createServer();
-  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  await new Promise((r) => server.listen(0, '127.0.0.1', () => r(undefined)));
   t.after(() => server.close());
   const got = new Promise((resolve) =>
     server.once('connection', (s) => {
@@ -115,7 +122,7 @@ test('stdio takes a Stream that has a descriptor: process.stderr and a connected
       s.on('end', () => resolve(d));
     }),
   );
-  const sock = net.connect(server.address().port, '127.0.0.1');
+  const sock = net.connect(/** @type {import('node:net').AddressInfo} */ (server.address()).port, '127.0.0.1');
   await new Promise((r) => sock.once('connect', r));
   const c = spawn('sh', ['-c', 'echo through-the-socket'], { stdio: ['ignore', sock, process.stderr] });
   await c.exited;
@@ -131,10 +138,12 @@ test('stdio takes a Stream that has a descriptor: process.stderr and a connected
 
 test('an unknown or unimplemented option throws ERR_INVALID_ARG_VALUE naming it and starts nothing [C.options.unknown]', () => {
   const before = ourChildren();
-  for (const [fn, name] of [
+  /** @type {Array<[AnySpawn, string]>} */
+  const spawners = [
     [spawn, 'spawn'],
     [spawnGroup, 'spawnGroup'],
-  ]) {
+  ];
+  for (const [fn, name] of spawners) {
     for (const opt of ['detached', 'uidd', 'serialization', 'windowsHide']) {
       assert.throws(
         () => fn('true', [], { stdio: 'ignore', [opt]: true }),
@@ -143,15 +152,19 @@ test('an unknown or unimplemented option throws ERR_INVALID_ARG_VALUE naming it 
       );
     }
   }
+  // @ts-expect-error a value of the wrong type, on purpose: it must be refused
   assert.throws(() => spawn('true', [], { stdio: ['ignore', 'ignore', 'ignore', 'ipc'] }), {
     code: 'ERR_INVALID_ARG_VALUE',
   });
+  // @ts-expect-error an option that does not exist, on purpose: it must be refused
   assert.throws(() => cpSpawn('true', [], { serialization: 'advanced' }), {
     code: 'ERR_INVALID_ARG_VALUE',
     message: /options\.serialization/,
   });
+  // @ts-expect-error an option that does not exist, on purpose: it must be refused
   assert.throws(() => cpSpawn('true', [], { shelll: true }), { code: 'ERR_INVALID_ARG_VALUE' });
   // An unknown name whose value is undefined means nothing and is not refused.
+  // @ts-expect-error an option spawn does not have, on purpose: undefined means nothing
   const c = spawn('true', [], { stdio: 'ignore', detached: undefined });
   c.kill('SIGKILL');
   assert.deepEqual(
@@ -161,7 +174,7 @@ test('an unknown or unimplemented option throws ERR_INVALID_ARG_VALUE naming it 
 });
 
 test('options are read once: a getter that answers differently the second time never reaches the child [C.options.once]', async () => {
-  for (const fn of [spawn, spawnGroup, cpSpawn]) {
+  for (const fn of /** @type {AnySpawn[]} */ ([spawn, spawnGroup, cpSpawn])) {
     let reads = 0;
     const options = {
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -198,7 +211,7 @@ test('a signal look-alike whose addEventListener throws starts nothing (no leade
     removeEventListener() {},
   };
   const before = ourChildren();
-  for (const fn of [spawn, spawnGroup, cpSpawn]) {
+  for (const fn of /** @type {AnySpawn[]} */ ([spawn, spawnGroup, cpSpawn])) {
     assert.throws(() => fn('sleep', ['30'], { stdio: 'ignore', signal: lookAlike }), /boom/, fn.name);
   }
   assert.deepEqual(ourChildren(), before, 'no child was started');

@@ -81,11 +81,18 @@ test('the addon loads in several Workers at once and each runs the primitives an
   assert.equal(fdCount(), fdsBefore);
 });
 
-test('terminating a Worker while its flock wait is pending: no crash, no hang, no descriptor, thread or lock left [L2.worker]', async () => {
-  const path = join(dir.path, 'terminate');
+/** A fresh lock file `name` that this thread holds through `mine` (LOCK_EX). */
+function heldLock(name) {
+  const path = join(dir.path, name);
   writeFileSync(path, '');
   const mine = openSync(path, 'r');
-  procpin.flockSync(mine, C.LOCK_EX); // the main thread holds it: the Worker must wait
+  procpin.flockSync(mine, C.LOCK_EX);
+  return { path, mine };
+}
+
+test('terminating a Worker while its flock wait is pending: no crash, no hang, no descriptor, thread or lock left [L2.worker]', async () => {
+  // the main thread holds it: the Worker must wait
+  const { path, mine } = heldLock('terminate');
   const theirs = openSync(path, 'r'); // the Worker waits through this one (a raw fd outlives a Worker)
   const fdsBefore = fdCount();
   const threadsBefore = threads();
@@ -125,10 +132,7 @@ test('terminating a Worker while its flock wait is pending: no crash, no hang, n
 });
 
 test('terminating Workers in a loop while waits are pending or being cancelled never crashes [L2.worker]', async () => {
-  const path = join(dir.path, 'churn');
-  writeFileSync(path, '');
-  const mine = openSync(path, 'r');
-  procpin.flockSync(mine, C.LOCK_EX);
+  const { path, mine } = heldLock('churn');
   const theirs = openSync(path, 'r');
   const fdsBefore = fdCount();
   try {
@@ -159,10 +163,7 @@ test('terminating Workers in a loop while waits are pending or being cancelled n
 });
 
 test('a process that exits while a flock wait is pending exits promptly with its own code [L2.worker]', async () => {
-  const path = join(dir.path, 'exit');
-  writeFileSync(path, '');
-  const mine = openSync(path, 'r');
-  procpin.flockSync(mine, C.LOCK_EX);
+  const { path, mine } = heldLock('exit');
   try {
     const t0 = performance.now();
     const r = await runNode(

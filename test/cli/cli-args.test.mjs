@@ -1,4 +1,3 @@
-// @ts-nocheck -- not type-checked yet: its deliberate wrong-type calls (abuse, validation) are not marked with @ts-expect-error and its inferred types are not declared.
 // The procpin command's parsing and decisions: durations, signals, pids, the exit-status rules as
 // pure functions, --help on every command, usage errors (stderr, status 2).
 import { test } from 'node:test';
@@ -109,6 +108,7 @@ test('the exit status is the code, 128+N for signal N, 124 only when the timeout
 });
 
 test('--help and -h on every command print its usage on stdout and exit 0 [CLI.usage]', async () => {
+  /** @type {Array<[string[], string]>} */
   const cases = [
     [['--help'], 'Usage: procpin <command>'],
     [['-h'], 'Usage: procpin <command>'],
@@ -138,6 +138,7 @@ test('--version prints the package version [CLI.usage]', async () => {
 });
 
 test('usage errors are reported on stderr with a hint and exit 2, and nothing runs [CLI.usage]', async () => {
+  /** @type {Array<[string[], RegExp]>} */
   const cases = [
     [[], /missing command/],
     [['frobnicate'], /unknown command 'frobnicate'/],

@@ -99,6 +99,21 @@ test('a stop of the job with nobody to continue procpin does not hang it: the jo
   assert.equal(r.code, 4);
 });
 
+/**
+ * Runs `fn({ sh, dir })` with an interactive shell named `name` and a scratch directory of test
+ * `t`; closes the shell after. Needs tmux and bash (under CI=true their absence fails).
+ */
+async function withShell(t, name, fn) {
+  if (!need(t, has('tmux') && has('bash'), 'tmux and bash are needed')) return;
+  const dir = tmpDirFor(t);
+  const sh = await interactiveShell(name);
+  try {
+    await fn({ sh, dir });
+  } finally {
+    sh.close();
+  }
+}
+
 /** An interactive bash (with job control) on a tmux terminal; `close()` ends it. */
 async function interactiveShell(name) {
   const sock = `procpin-test-${process.pid}-${name}`;
@@ -140,10 +155,7 @@ async function pidFrom(file) {
 const ppidOf = (pid) => procStat(pid).ppid;
 
 test('in an interactive shell ^Z stops the job, bg and fg continue it, ^C reaches the group (not procpin) [CLI.run.tty]', async (t) => {
-  if (!need(t, has('tmux') && has('bash'), 'tmux and bash are needed')) return;
-  const dir = tmpDirFor(t);
-  const sh = await interactiveShell('stop');
-  try {
+  await withShell(t, 'stop', async ({ sh, dir }) => {
     const leaderFile = join(dir.path, 'leader');
     sh.run(`${procpinCmd} run --verbose -- sh -c 'echo $$ > ${leaderFile}; while read x; do echo "got=$x"; done'`);
     const leader = await pidFrom(leaderFile);
@@ -177,16 +189,11 @@ test('in an interactive shell ^Z stops the job, bg and fg continue it, ^C reache
     await waitFor(() => /rc=130/.test(sh.pane()), { what: 'exit status 130' });
     assert.doesNotMatch(sh.pane(), /received SIGINT/, '^C went to the group, not to procpin');
     assert.ok(isGone(leader));
-  } finally {
-    sh.close();
-  }
+  });
 });
 
 test('started in the background, a command that reads the terminal stops the job until fg gives it the terminal [CLI.run.tty]', async (t) => {
-  if (!need(t, has('tmux') && has('bash'), 'tmux and bash are needed')) return;
-  const dir = tmpDirFor(t);
-  const sh = await interactiveShell('ttin');
-  try {
+  await withShell(t, 'ttin', async ({ sh, dir }) => {
     const leaderFile = join(dir.path, 'leader');
     sh.run(`${procpinCmd} run -- sh -c 'echo $$ > ${leaderFile}; read x; echo "got=$x"; exit 3' &`);
     const leader = await pidFrom(leaderFile);
@@ -203,16 +210,11 @@ test('started in the background, a command that reads the terminal stops the job
     sh.run('echo "rc=$?"');
     await waitFor(() => /rc=3/.test(sh.pane()), { what: 'exit status 3' });
     assert.match(sh.pane(), /got=hello/);
-  } finally {
-    sh.close();
-  }
+  });
 });
 
 test('a job brought to the foreground while running gets the terminal when it first reads it [CLI.run.tty]', async (t) => {
-  if (!need(t, has('tmux') && has('bash'), 'tmux and bash are needed')) return;
-  const dir = tmpDirFor(t);
-  const sh = await interactiveShell('fg');
-  try {
+  await withShell(t, 'fg', async ({ sh, dir }) => {
     const leaderFile = join(dir.path, 'leader');
     const go = join(dir.path, 'go');
     sh.run(
@@ -232,7 +234,5 @@ test('a job brought to the foreground while running gets the terminal when it fi
     await waitFor(() => /rc=3/.test(sh.pane()), { what: 'exit status 3' });
     assert.match(sh.pane(), /got=three/);
     assert.doesNotMatch(sh.pane(), /Stopped/);
-  } finally {
-    sh.close();
-  }
+  });
 });

@@ -1,4 +1,3 @@
-// @ts-nocheck -- not type-checked yet: its deliberate wrong-type calls (abuse, validation) are not marked with @ts-expect-error and its inferred types are not declared.
 // SPEC Layer 3a: stop({ signal, grace }) chosen at stop time, `foreground: true` on a terminal,
 // and collecting a group's or a child's output with a size limit.
 import { test } from 'node:test';
@@ -35,8 +34,10 @@ test('stop() is once: a later stop with other choices gets the same promise; bad
   assert.equal(a, b);
   assert.equal((await a).signal, 'SIGUSR1');
   const h = spawnGroup('sleep', ['300'], { stdio: 'ignore' });
+  // @ts-expect-error a value of the wrong type, on purpose: it must be refused
   await assert.rejects(h.stop({ signal: 'SIGNOPE' }), { code: 'ERR_UNKNOWN_SIGNAL' });
   await assert.rejects(h.stop({ grace: -1 }), { code: 'ERR_OUT_OF_RANGE' });
+  // @ts-expect-error an option that does not exist, on purpose: it must be refused
   await assert.rejects(h.stop({ sginal: 'SIGINT' }), { code: 'ERR_INVALID_ARG_VALUE' });
   assert.equal(h.state, 'running', 'a refused stop starts nothing');
   assert.equal(await h[Symbol.asyncDispose](), undefined, 'asyncDispose resolves to undefined');
@@ -79,6 +80,7 @@ test('foreground: true without a controlling terminal does nothing and the group
     spawnGroup('true', [], { stdio: 'ignore', foreground: true }).closed.then((r) => console.log('done', r.exitCode));`;
   const r = await runCmd('setsid', [process.execPath, '-e', code]);
   assert.equal(r.stdout.trim(), 'done 0', r.stderr);
+  // @ts-expect-error a value of the wrong type, on purpose: it must be refused
   assert.throws(() => spawnGroup('true', [], { foreground: 'yes' }), { code: 'ERR_INVALID_ARG_TYPE' });
 });
 
@@ -107,14 +109,16 @@ test('a test runner in a few lines: 20 jobs in parallel, a timeout each, output 
 
 test('more than maxBuffer rejects with ERR_CHILD_PROCESS_STDIO_MAXBUFFER after the group was cleaned [L3a.options]', async () => {
   const g = spawnGroup('sh', ['-c', 'sleep 300 & yes'], { grace: 100 });
-  const err = await collectOutput(g, { maxBuffer: 10_000, encoding: 'buffer' }).catch((e) => e);
+  const err = /** @type {import('procpin').MaxBufferError<Buffer>} */ (
+    await collectOutput(g, { maxBuffer: 10_000, encoding: 'buffer' }).catch((e) => e)
+  );
   assert.equal(err.code, 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER');
   assert.ok(err instanceof RangeError);
   assert.equal(err.message, 'stdout maxBuffer length exceeded');
   assert.ok(Buffer.isBuffer(err.stdout));
   assert.equal(err.stdout.length, 10_000);
   assert.equal(g.state, 'released');
-  assert.equal(err.result.stoppedWhileRunning, true);
+  assert.equal(/** @type {import('procpin').GroupResult} */ (err.result).stoppedWhileRunning, true);
   assert.deepEqual(liveMembers(g.pgid), []);
 });
 
@@ -128,7 +132,9 @@ test("a Child's output is collected with its exit, and stdioEnded says when the 
   await stdioEnded(g);
   assert.ok(g.leader.stdout.destroyed);
   await g.closed;
+  // @ts-expect-error a value of the wrong type, on purpose: it must be refused
   await assert.rejects(collectOutput({}), { code: 'ERR_INVALID_ARG_TYPE' });
+  // @ts-expect-error a value of the wrong type, on purpose: it must be refused
   await assert.rejects(collectOutput(spawnGroup('true'), { maxBufer: 1 }), { code: 'ERR_INVALID_ARG_VALUE' });
   void isGone;
   void waitFor;

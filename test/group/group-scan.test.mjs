@@ -1,9 +1,8 @@
-// @ts-nocheck -- not type-checked yet: its deliberate wrong-type calls (abuse, validation) are not marked with @ts-expect-error and its inferred types are not declared.
 // The advisory /proc scan of a group's members (native/scan.cc), against real processes started by
 // child_process (detached: each is the leader of a new session and group), and its place in a
 // real cleanup: an unreadable /proc counts as "members may exist".
 // scanTestHook and scanGroupSync are the test build's (the production addon has neither).
-import '../use-test-build.mjs';
+import { hooked as binding } from '../use-test-build.mjs';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -16,7 +15,6 @@ import { liveMembers, procStat, tmpDirFor, waitFor } from '../helpers.mjs';
 
 const require = createRequire(import.meta.url);
 const { scanGroup } = require('../../dist/group/group.js');
-const { binding } = require('../../dist/binding.js');
 const { spawnGroup, GROUP_CHANNEL } = require('../../dist/index.js');
 const { EACCES } = constants.errno;
 
@@ -41,6 +39,7 @@ function childrenOf(pid) {
 
 // Each liveness look runs twice: the cheap one (pidfd_open and poll) and the stat one it falls
 // back to without pidfd_open.
+/** @type {Array<[string, boolean]>} */
 const modes = [
   ['', false],
   [' (liveness read from /proc/PID/stat)', true],

@@ -1,4 +1,3 @@
-// @ts-nocheck -- not type-checked yet: its deliberate wrong-type calls (abuse, validation) are not marked with @ts-expect-error and its inferred types are not declared.
 // However the supervisor ends, nothing it started outlives it (SPEC "However the supervisor
 // ends"). The supervisor is a child node process with two groups of three live members each (a
 // shell leader and two background sleeps that nothing but a group signal reaches); the test ends
@@ -66,6 +65,12 @@ function killLeft(pgids) {
   }
 }
 
+/**
+ * Starts a supervisor running `code`, lets it go, ends it (`end`, or by itself) and checks that no
+ * member of its groups is left and that it ended with `expect`.
+ * @param {import('node:test').TestContext} t
+ * @param {{ code: string, nodeArgs?: string[], end?: (sup: import('node:child_process').ChildProcess) => void, expect: object }} how
+ */
 async function endAndCount(t, { code, nodeArgs, end, expect }) {
   const s = startSupervisor(code, { nodeArgs });
   const pgids = await s.ready;
@@ -82,7 +87,7 @@ async function endAndCount(t, { code, nodeArgs, end, expect }) {
 
 const idle = 'setInterval(() => {}, 1000);';
 
-for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGQUIT']) {
+for (const sig of /** @type {NodeJS.Signals[]} */ (['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGQUIT'])) {
   test(`a supervisor ended by ${sig} with no listener of its own kills every group and still dies by ${sig} [L3a.end.signal]`, async (t) => {
     await endAndCount(t, {
       code: supervisorCode(idle),

@@ -104,7 +104,13 @@ test('the cmake-js build compiles every source with -Wall -Wextra -Werror and pa
   ];
   assert.deepEqual(loaded, [node]);
   const r = await runTests(
-    ['test/primitives/primitives.test.mjs', 'test/primitives/flock.test.mjs', 'test/primitives/errors.test.mjs'],
+    [
+      'test/primitives/primitives.test.mjs',
+      'test/primitives/close-range.test.mjs',
+      'test/primitives/prctl.test.mjs',
+      'test/primitives/flock.test.mjs',
+      'test/primitives/errors.test.mjs',
+    ],
     { PROCPIN_BINDING: node },
   );
   assert.equal(r.code, 0, r.out.slice(-4000));

@@ -1,4 +1,4 @@
-// What the close_range tests' child scripts share (primitives.test.mjs, primitives-oldkernel):
+// What the close_range tests' child scripts share (close-range.test.mjs, primitives-oldkernel):
 // the six descriptors the child inherits and the names its script starts with.
 
 /** The descriptors a close_range child inherits without O_CLOEXEC: /dev/null at 100..105. */

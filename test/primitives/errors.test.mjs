@@ -1,4 +1,3 @@
-// @ts-nocheck -- not type-checked yet: its deliberate wrong-type calls (abuse, validation) are not marked with @ts-expect-error and its inferred types are not declared.
 // Errors are made in one place and look like Node's own: code, negative errno, syscall, the
 // message format, a stack that starts at the caller's frame; argument errors carry Node's codes
 // and are raised before any syscall; a Promise-returning function rejects instead of throwing.
@@ -78,10 +77,14 @@ test('stacks start at the caller: the first frame is this test file, not the lib
   const cases = [
     () => procpin.pidfdOpen(0x3fffffff),
     () => procpin.waitid(C.P_PID, 1, C.WEXITED | C.WNOHANG),
+    // @ts-expect-error a value of the wrong type, on purpose: it must be refused
     () => procpin.pidfdOpen('1'),
     () => procpin.closeRange(-1),
+    // @ts-expect-error a value of the wrong type, on purpose: it must be refused
     () => procpin.tryLock(0, 'both'),
+    // @ts-expect-error a value of the wrong type, on purpose: it must be refused
     () => procpin.pidfdSendSignal(0, 'SIGNOPE'),
+    // @ts-expect-error a value of the wrong type, on purpose: it must be refused
     () => procpin.setChildSubreaper('yes'),
     () => procpin.flockSync(999999, C.LOCK_EX),
   ];
@@ -99,6 +102,7 @@ test('stacks start at the caller: the first frame is this test file, not the lib
   // Argument errors show their code in the stack's first line, as Node's do.
   let e;
   try {
+    // @ts-expect-error a value of the wrong type, on purpose: it must be refused
     procpin.pidfdOpen('1');
   } catch (x) {
     e = x;
@@ -109,6 +113,7 @@ test('stacks start at the caller: the first frame is this test file, not the lib
   const rej = await procpin.flock(999999, C.LOCK_EX).catch((x) => x);
   assert.equal(rej.code, 'EBADF');
   assert.ok(firstFrame(rej).includes(here), firstFrame(rej));
+  // @ts-expect-error a value of the wrong type, on purpose: it must be refused
   const bad = await procpin.flock('x', C.LOCK_EX).catch((x) => x);
   assert.ok(firstFrame(bad).includes(here), firstFrame(bad));
 });
@@ -118,15 +123,19 @@ test("argument errors carry Node's codes and classes [C.args.refused-first]", ()
   const range = { name: 'RangeError', code: 'ERR_OUT_OF_RANGE' };
   const value = { name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE' };
   const signal = { name: 'TypeError', code: 'ERR_UNKNOWN_SIGNAL' };
+  // @ts-expect-error a value of the wrong type, on purpose: it must be refused
   assert.throws(() => procpin.pidfdOpen('1'), {
     ...type,
     message: 'The "pid" argument must be of type number. Received type string (\'1\')',
   });
+  // @ts-expect-error too few arguments, on purpose: the call must be refused
   assert.throws(() => procpin.pidfdOpen(), {
     ...type,
     message: 'The "pid" argument must be of type number. Received undefined',
   });
+  // @ts-expect-error a value of the wrong type, on purpose: it must be refused
   assert.throws(() => procpin.pidfdOpen(10n), type);
+  // @ts-expect-error a value of the wrong type, on purpose: it must be refused
   assert.throws(() => procpin.pidfdOpen({}), {
     ...type,
     message: 'The "pid" argument must be of type number. Received an instance of Object',
@@ -151,31 +160,39 @@ test("argument errors carry Node's codes and classes [C.args.refused-first]", ()
   assert.throws(() => procpin.waitid(C.P_PID, -1, 0), range);
   assert.throws(() => procpin.flockSync(0, 3), value);
   assert.throws(() => procpin.flockSync(0, C.LOCK_EX | 16), value);
+  // @ts-expect-error a value of the wrong type, on purpose: it must be refused
   assert.throws(() => procpin.tryLock(0, 'both'), {
     ...value,
     message: "The argument 'mode' must be 'shared' or 'exclusive'. Received 'both'",
   });
+  // @ts-expect-error a value of the wrong type, on purpose: it must be refused
   assert.throws(() => procpin.setChildSubreaper(1), {
     ...type,
     message: 'The "on" argument must be of type boolean. Received type number (1)',
   });
+  // @ts-expect-error a value of the wrong type, on purpose: it must be refused
   assert.throws(() => procpin.pidfdSendSignal(0, 'SIGNOPE'), { ...signal, message: 'Unknown signal: SIGNOPE' });
   assert.throws(() => procpin.pidfdSendSignal(0, 65), { ...signal, message: 'Unknown signal: 65' });
   assert.throws(() => procpin.pidfdSendSignal(0, -1), signal);
+  // @ts-expect-error a value of the wrong type, on purpose: it must be refused
   assert.throws(() => procpin.pidfdSendSignal(0, 'sigterm'), signal);
   assert.throws(() => procpin.pidfdSendSignal(0, null), {
     ...type,
     message: 'The "signal" argument must be of type string or number. Received null',
   });
+  // @ts-expect-error a value of the wrong type, on purpose: it must be refused
   assert.throws(() => procpin.setParentDeathSignal('SIGWHAT'), signal);
+  // @ts-expect-error a value of the wrong type, on purpose: it must be refused
   assert.throws(() => procpin.setParentDeathSignal(true), type);
 });
 
 test('arguments are refused before any syscall: a bad argument wins over a bad descriptor [C.args.refused-first]', () => {
   // Were the syscall made first, these would be EBADF.
+  // @ts-expect-error a value of the wrong type, on purpose: it must be refused
   assert.throws(() => procpin.pidfdSendSignal(999999, 'SIGNOPE'), { code: 'ERR_UNKNOWN_SIGNAL' });
   assert.throws(() => procpin.pidfdSendSignal(999999, 'SIGTERM', -1), { code: 'ERR_OUT_OF_RANGE' });
   assert.throws(() => procpin.flockSync(999999, 3), { code: 'ERR_INVALID_ARG_VALUE' });
+  // @ts-expect-error a value of the wrong type, on purpose: it must be refused
   assert.throws(() => procpin.tryLock(999999, 'x'), { code: 'ERR_INVALID_ARG_VALUE' });
   assert.throws(() => procpin.waitid(C.P_PIDFD, 999999, 1.5), { code: 'ERR_OUT_OF_RANGE' });
   // And one that would have an effect: a signal to ourselves with a bad flag value sends nothing.
@@ -208,17 +225,23 @@ test('flock rejects rather than throws on bad arguments, as fs/promises does [C.
         throw new Error('getter');
       },
     };
+    /** @type {Array<[() => Promise<unknown>, string | undefined]>} */
     const cases = [
+      // @ts-expect-error a value of the wrong type, on purpose: it must be refused
       [() => procpin.flock('1', C.LOCK_EX), 'ERR_INVALID_ARG_TYPE'],
       [() => procpin.flock(-1, C.LOCK_EX), 'ERR_OUT_OF_RANGE'],
       [() => procpin.flock(fd, 3), 'ERR_INVALID_ARG_VALUE'],
       [() => procpin.flock(fd, C.LOCK_EX, null), 'ERR_INVALID_ARG_TYPE'],
+      // @ts-expect-error a value of the wrong type, on purpose: it must be refused
       [() => procpin.flock(fd, C.LOCK_EX, 'x'), 'ERR_INVALID_ARG_TYPE'],
+      // @ts-expect-error a value of the wrong type, on purpose: it must be refused
       [() => procpin.flock(fd, C.LOCK_EX, { signal: {} }), 'ERR_INVALID_ARG_TYPE'],
       [() => procpin.flock(fd, C.LOCK_EX, { signal: null }), 'ERR_INVALID_ARG_TYPE'],
+      // @ts-expect-error a value of the wrong type, on purpose: it must be refused
       [() => procpin.flock(fd, C.LOCK_EX, throwing), undefined],
     ];
     for (const [call, code] of cases) {
+      /** @type {Promise<unknown> | undefined} */
       let p;
       assert.doesNotThrow(() => (p = call()));
       assert.ok(p instanceof Promise);

@@ -1,4 +1,3 @@
-// @ts-nocheck -- not type-checked yet: its deliberate wrong-type calls (abuse, validation) are not marked with @ts-expect-error and its inferred types are not declared.
 // flockSync, tryLock and the asynchronous flock against real contention from other processes.
 // /proc/locks is the kernel's record: it lists held locks and blocked waiters ("->") with the pid
 // that took or waits for them.
@@ -64,6 +63,22 @@ async function holder(path) {
   };
 }
 
+/**
+ * Runs `fn({ path, h, fd })` against a holder: a fresh lock file, a process `h` that holds
+ * LOCK_EX on it, and `fd`, our own descriptor of it. Closes `fd` and ends the holder after.
+ */
+async function againstHolder(fn) {
+  const path = lockFile();
+  const h = await holder(path);
+  const fd = openSync(path, 'r');
+  try {
+    return await fn({ path, h, fd });
+  } finally {
+    closeSync(fd);
+    await h.exit();
+  }
+}
+
 /** Asks a fresh process whether LOCK_EX|LOCK_NB on `path` succeeds right now. */
 async function probe(path) {
   const child = spawn(
@@ -122,13 +137,10 @@ test('shared locks coexist; an exclusive one excludes them [L1.flock.sync]', () 
 });
 
 test('flockSync with LOCK_NB under contention throws EAGAIN (EWOULDBLOCK) with errno -11 [L1.flock.sync]', async () => {
-  const path = lockFile();
-  const h = await holder(path);
-  const fd = openSync(path, 'r');
-  try {
+  await againstHolder(async ({ fd }) => {
     assert.throws(
       () => procpin.flockSync(fd, C.LOCK_EX | C.LOCK_NB),
-      (e) => {
+      (/** @type {import('procpin').ProcpinSystemError} */ e) => {
         assert.equal(e.code, 'EAGAIN');
         assert.equal(e.errno, -11);
         assert.equal(e.syscall, 'flock');
@@ -138,17 +150,11 @@ test('flockSync with LOCK_NB under contention throws EAGAIN (EWOULDBLOCK) with e
       },
     );
     await assert.rejects(procpin.flock(fd, C.LOCK_SH | C.LOCK_NB), { code: 'EAGAIN', errno: -11 });
-  } finally {
-    closeSync(fd);
-    await h.exit();
-  }
+  });
 });
 
 test('flockSync blocks until the holder releases, then holds the lock [L1.flock.sync]', async () => {
-  const path = lockFile();
-  const h = await holder(path);
-  const fd = openSync(path, 'r');
-  try {
+  await againstHolder(async ({ path, h, fd }) => {
     // Release from a timer thread of the holder: ask it first, then block here.
     const released = h.release();
     await released;
@@ -156,18 +162,12 @@ test('flockSync blocks until the holder releases, then holds the lock [L1.flock.
     assert.equal(ourLocks(path).held, 1);
     procpin.flockSync(fd, C.LOCK_UN);
     assert.equal(ourLocks(path).held, 0);
-  } finally {
-    closeSync(fd);
-    await h.exit();
-  }
+  });
 });
 
 test('async flock waits off the event loop: a setInterval keeps ticking, and it resolves soon after the release [C.loop.no-block]', async () => {
-  const path = lockFile();
-  const h = await holder(path);
-  const fd = openSync(path, 'r');
-  const fdsBefore = fdCount();
-  try {
+  await againstHolder(async ({ path, h, fd }) => {
+    const fdsBefore = fdCount();
     let ticks = 0;
     const iv = setInterval(() => ticks++, 5);
     let resolvedAt = 0;
@@ -187,10 +187,7 @@ test('async flock waits off the event loop: a setInterval keeps ticking, and it 
     );
     assert.ok(latency < 500, `acquired ${latency} ms after the release`);
     assert.deepEqual(ourLocks(path), { held: 1, waiting: 0 });
-  } finally {
-    closeSync(fd);
-    await h.exit();
-  }
+  });
 });
 
 test('eight async flock waiters each on a thread of their own do not starve fs [C.loop.no-block]', async () => {
@@ -219,18 +216,19 @@ test('eight async flock waiters each on a thread of their own do not starve fs [
 });
 
 test('an AbortSignal cancels the wait: the rejection comes after the thread let go, and no lock is taken [L1.flock.abort]', async () => {
-  const path = lockFile();
-  const h = await holder(path);
-  const fd = openSync(path, 'r');
-  const fdsBefore = fdCount();
-  const threadsBefore = threads();
-  try {
+  await againstHolder(async ({ path, h, fd }) => {
+    const fdsBefore = fdCount();
+    const threadsBefore = threads();
     const ac = new AbortController();
     const p = procpin.flock(fd, C.LOCK_EX, { signal: ac.signal });
     await waitFor(() => ourLocks(path).waiting === 1, { what: 'our waiter in /proc/locks' });
     const reason = new Error('enough');
     ac.abort(reason);
-    await assert.rejects(p, (e) => e.name === 'AbortError' && e.code === 'ABORT_ERR' && e.cause === reason);
+    await assert.rejects(
+      p,
+      (/** @type {import('procpin').ProcpinSystemError} */ e) =>
+        e.name === 'AbortError' && e.code === 'ABORT_ERR' && e.cause === reason,
+    );
     // Right at the rejection: neither waiting nor holding, no thread, no descriptor left.
     assert.deepEqual(ourLocks(path), { held: 0, waiting: 0 });
     assert.equal(fdCount(), fdsBefore);
@@ -239,10 +237,7 @@ test('an AbortSignal cancels the wait: the rejection comes after the thread let 
     await h.release();
     assert.equal(await probe(path), true, 'another process takes the lock');
     assert.deepEqual(ourLocks(path), { held: 0, waiting: 0 });
-  } finally {
-    closeSync(fd);
-    await h.exit();
-  }
+  });
 });
 
 test('an abort racing the grant never leaves the lock taken, whichever side wins (90 rounds) [L1.flock.abort]', async () => {
@@ -292,20 +287,17 @@ test('an abort racing the grant never leaves the lock taken, whichever side wins
 });
 
 test('an already aborted signal rejects at once without starting a wait [L1.flock.abort]', async () => {
-  const path = lockFile();
-  const h = await holder(path);
-  const fd = openSync(path, 'r');
-  const threadsBefore = threads();
-  try {
+  await againstHolder(async ({ path, fd }) => {
+    const threadsBefore = threads();
     const reason = new Error('no');
     const p = procpin.flock(fd, C.LOCK_EX, { signal: AbortSignal.abort(reason) });
     assert.equal(threads(), threadsBefore);
     assert.deepEqual(ourLocks(path), { held: 0, waiting: 0 });
-    await assert.rejects(p, (e) => e.name === 'AbortError' && e.cause === reason);
-  } finally {
-    closeSync(fd);
-    await h.exit();
-  }
+    await assert.rejects(
+      p,
+      (/** @type {import('procpin').ProcpinSystemError} */ e) => e.name === 'AbortError' && e.cause === reason,
+    );
+  });
 });
 
 test('a caller that closes its descriptor mid-wait does not make the thread lock a recycled number [L1.flock.async]', async () => {

@@ -1,29 +1,15 @@
-// @ts-nocheck -- not type-checked yet: its deliberate wrong-type calls (abuse, validation) are not marked with @ts-expect-error and its inferred types are not declared.
-// SPEC Layer 1 against the real kernel: waitid, pidfds, close_range, the parent-death signal
-// and the child subreaper. Anything that changes process-wide state runs in a child process.
-// The record is the kernel's own: /proc/PID/stat, /proc/self/fd, /proc/self/fdinfo.
+// SPEC Layer 1 against the real kernel: the constants, waitid and pidfds (close_range and prctl:
+// close-range.test.mjs, prctl.test.mjs). Anything that changes process-wide state runs in a child
+// process. The record is the kernel's own: /proc/PID/stat, /proc/self/fdinfo.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
+import { closeSync } from 'node:fs';
 import * as procpin from '../../dist/index.js';
-import {
-  isGone,
-  liveMembers,
-  need,
-  procLib,
-  procStat,
-  procState,
-  root,
-  runNode,
-  testBinding,
-  waitFor,
-} from '../helpers.mjs';
+import { isGone, liveMembers, need, procLib, procState, root, waitFor } from '../helpers.mjs';
 import { binding } from '../../dist/binding.js';
-import { CLOSE_RANGE_PRELUDE, HIGH } from './close-range-helpers.mjs';
 
 const { constants: C } = procpin;
-const bindingUrl = JSON.stringify(`${root}/dist/binding.js`);
 const pkgUrl = JSON.stringify(`${root}/dist/index.js`);
 
 /**
@@ -262,7 +248,7 @@ test('pidfdOpen on a pid that names no process throws a Node-shaped ESRCH [C.err
   // A pid above pid_max never exists.
   assert.throws(
     () => procpin.pidfdOpen(0x3fffffff),
-    (err) => {
+    (/** @type {import('procpin').ProcpinSystemError} */ err) => {
       assert.equal(err.code, 'ESRCH');
       assert.equal(err.errno, -3);
       assert.equal(err.syscall, 'pidfd_open');
@@ -296,7 +282,8 @@ test("pidfdSendSignal with PIDFD_SIGNAL_PROCESS_GROUP reaches every member of th
   try {
     assert.throws(
       () => procpin.pidfdSendSignal(fd, 0, C.PIDFD_SIGNAL_THREAD | C.PIDFD_SIGNAL_PROCESS_GROUP),
-      (e) => e.code === 'EINVAL' && e.errno === -22 && e.syscall === 'pidfd_send_signal',
+      (/** @type {import('procpin').ProcpinSystemError} */ e) =>
+        e.code === 'EINVAL' && e.errno === -22 && e.syscall === 'pidfd_send_signal',
     );
     assert.equal(liveMembers(pgid).length, 3, 'the EINVAL call sent nothing');
     procpin.pidfdSendSignal(fd, 'SIGKILL', C.PIDFD_SIGNAL_PROCESS_GROUP);
@@ -319,211 +306,10 @@ test('PIDFD_SIGNAL_THREAD_GROUP signals only the process, not its group [L1.pidf
   }
 });
 
-// close_range: run in a child so that closing descriptors cannot hurt the test runner. The child
-// inherits six /dev/null descriptors at 100..105 without O_CLOEXEC (node marks inherited
-// descriptors close-on-exec only up to the first gap; 3..99 are a gap here), so the CLOEXEC flag
-// starts clear. Listings count only those six (readdir's own descriptor comes and goes).
-function closeRangeScript(call) {
-  return `import * as p from ${pkgUrl}; import { binding } from ${bindingUrl};
-    import { readdirSync, readFileSync, readlinkSync } from 'node:fs';${CLOSE_RANGE_PRELUDE}
-    const out = { opened, targets: opened.map((x) => readlinkSync('/proc/self/fd/' + x)) };
-    ${call}
-    console.log(JSON.stringify(out));`;
-}
-
-async function runClose(call, env = {}) {
-  const devnull = HIGH.map(() => openSync('/dev/null', 'r'));
-  const extraStdio = [];
-  for (let i = 3; i < 100; i++) extraStdio.push('ignore');
-  extraStdio.push(...devnull);
-  const r = await runNode(closeRangeScript(call), { env, extraStdio });
-  for (const fd of devnull) closeSync(fd);
-  assert.equal(r.code, 0, r.stderr);
-  const out = JSON.parse(r.stdout.trim().split('\n').pop());
-  assert.deepEqual(
-    out.targets,
-    HIGH.map(() => '/dev/null'),
-    'the child got its six descriptors',
-  );
-  return out;
-}
-
-// The loop alone is a test-only export: the test build has it.
-for (const [label, fn, env] of [
-  ['closeRange', 'p.closeRange', {}],
-  [
-    'the close loop fallback',
-    '((a, b = 0xffffffff, f = 0) => { const r = binding.closeRangeLoop(a, b, f); if (r < 0) { const e = new Error(String(r)); e.code = r === -22 ? "EINVAL" : String(r); e.errno = r; throw e; } })',
-    { PROCPIN_BINDING: testBinding },
-  ],
-]) {
-  test(`${label} closes exactly the descriptors in [first, last], checked in /proc/self/fd [L1.close-range.exact]`, async () => {
-    const out = await runClose(
-      `
-      const close = ${fn};
-      close(b, d);
-      out.after = fds();
-      close(f);  // last defaults to ~0U
-      out.afterOpenEnded = fds();`,
-      env,
-    );
-    const [a, b, c, d, e, f] = out.opened;
-    assert.deepEqual(
-      [b, c, d].filter((x) => out.after.includes(x)),
-      [],
-    );
-    assert.ok(out.after.includes(a) && out.after.includes(e) && out.after.includes(f));
-    assert.deepEqual(out.afterOpenEnded, [a, e], 'f closed by the open-ended range');
-  });
-
-  test(`${label} with CLOSE_RANGE_CLOEXEC sets O_CLOEXEC in fdinfo flags and closes nothing [L1.close-range.exact]`, async () => {
-    const out = await runClose(
-      `
-      const close = ${fn};
-      out.before = [a, b, c, d].map(flags);
-      close(b, c, C.CLOSE_RANGE_CLOEXEC);
-      out.after = [a, b, c, d].map(flags);
-      out.open = fds();`,
-      env,
-    );
-    const O_CLOEXEC = 0o2000000;
-    assert.deepEqual(
-      out.before.map((x) => x & O_CLOEXEC),
-      [0, 0, 0, 0],
-    );
-    assert.deepEqual(
-      out.after.map((x) => (x & O_CLOEXEC) !== 0),
-      [false, true, true, false],
-    );
-    assert.ok(
-      out.opened.every((x) => out.open.includes(x)),
-      'all still open',
-    );
-  });
-
-  test(`${label} refuses CLOSE_RANGE_UNSHARE on a JavaScript thread, closing nothing [L1.close-range.unshare]`, async () => {
-    // A private table would leave libuv's threads acting on the numbers of the shared one
-    // (test/primitives/ltp-ports.test.mjs checks the kernel's and the loop's UNSHARE from a C++ helper).
-    const out = await runClose(
-      `
-      const close = ${fn};
-      out.refused = errOf(() => close(b, c, C.CLOSE_RANGE_UNSHARE));
-      out.open = fds();`,
-      env,
-    );
-    const [, b, c] = out.opened;
-    assert.ok(out.open.includes(b) && out.open.includes(c));
-    if (label === 'closeRange') assert.equal(out.refused.code, 'ERR_INVALID_ARG_VALUE');
-    else assert.deepEqual([out.refused.code, out.refused.errno], ['EINVAL', -22]);
-  });
-
-  test(`${label} refuses first > last and unknown flags with EINVAL, closing nothing [L1.close-range.exact]`, async () => {
-    const out = await runClose(
-      `
-      const close = ${fn};
-      out.reversed = errOf(() => close(d, b));
-      out.unknown = errOf(() => close(b, d, 1));
-      out.open = fds();`,
-      env,
-    );
-    assert.equal(out.reversed.code, 'EINVAL');
-    assert.equal(out.reversed.errno, -22);
-    assert.equal(out.unknown.code, 'EINVAL');
-    assert.ok(out.opened.every((x) => out.open.includes(x)));
-    if (label === 'closeRange') {
-      assert.equal(out.reversed.syscall, 'close_range');
-      assert.equal(out.reversed.message, 'EINVAL: invalid argument, close_range');
-    }
-  });
-}
-
-test('setParentDeathSignal round-trips through getParentDeathSignal, by name and number, and 0 clears it [L1.prctl.pdeathsig]', async () => {
-  const r = await runNode(`import * as p from ${pkgUrl};
-    const out = [p.getParentDeathSignal()];
-    p.setParentDeathSignal('SIGTERM'); out.push(p.getParentDeathSignal());
-    p.setParentDeathSignal(9); out.push(p.getParentDeathSignal());
-    p.setParentDeathSignal('SIGRTMIN+2'); out.push(p.getParentDeathSignal());
-    p.setParentDeathSignal(0); out.push(p.getParentDeathSignal());
-    console.log(JSON.stringify(out));`);
-  assert.equal(r.code, 0, r.stderr);
-  assert.deepEqual(JSON.parse(r.stdout), [0, 15, 9, 36, 0]);
-});
-
-test('a grandchild that set a parent-death signal dies when its parent is SIGKILLed; one that did not lives on [L1.prctl.pdeathsig]', async (t) => {
-  // parent (node) spawns two grandchildren (node); only `armed` calls setParentDeathSignal. The
-  // signal belongs to the grandchild and fires when the thread that forked it (the parent's main
-  // thread, where libuv forks) exits.
-  const grandchild = (arm) => `import * as p from ${pkgUrl};
-    const ppid = process.ppid;
-    ${arm ? "p.setParentDeathSignal('SIGKILL');" : ''}
-    if (process.ppid !== ppid) process.exit(3);  // the parent died before the prctl: no signal will come
-    console.log('ready ' + p.getParentDeathSignal());
-    setInterval(() => {}, 1000);`;
-  const parent = spawn(
-    process.execPath,
-    [
-      '--input-type=module',
-      '-e',
-      `
-    import { spawn } from 'node:child_process';
-    const start = (code) => new Promise((resolve) => {
-      const c = spawn(process.execPath, ['--input-type=module', '-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
-      c.stdout.once('data', (d) => resolve({ pid: c.pid, said: String(d).trim() }));
-    });
-    const armed = await start(${JSON.stringify(grandchild(true))});
-    const control = await start(${JSON.stringify(grandchild(false))});
-    console.log(JSON.stringify({ armed, control }));
-    setInterval(() => {}, 1000);`,
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  const line = await new Promise((resolve) => parent.stdout.once('data', (d) => resolve(String(d))));
-  const { armed, control } = JSON.parse(line);
-  t.after(() => {
-    for (const pid of [armed.pid, control.pid])
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {}
-  });
-  assert.equal(armed.said, 'ready 9');
-  assert.equal(control.said, 'ready 0');
-  assert.equal(procStat(armed.pid).ppid, parent.pid);
-  const exited = new Promise((r) => parent.once('exit', r));
-  parent.kill('SIGKILL');
-  await exited;
-  await waitFor(() => isGone(armed.pid), { what: 'the armed grandchild to die' });
-  assert.ok(!isGone(control.pid), 'the unarmed grandchild is still alive');
-  assert.notEqual(procStat(control.pid).ppid, parent.pid);
-});
-
-test('setChildSubreaper round-trips, and an orphaned grandchild is re-parented to the subreaper [L1.prctl.subreaper]', async () => {
-  const r = await runNode(`import * as p from ${pkgUrl};
-    import { execFileSync } from 'node:child_process'; import { readFileSync } from 'node:fs';
-    const ppidOf = (pid) => Number(readFileSync('/proc/' + pid + '/stat', 'utf8').split(') ')[1].split(' ')[1]);
-    const out = { before: p.isChildSubreaper() };
-    p.setChildSubreaper(true); out.on = p.isChildSubreaper();
-    // sh exits at once; its background sleep is orphaned and must come to us, not to init.
-    out.orphan = Number(execFileSync('sh', ['-c', 'sleep 30 >/dev/null 2>&1 & echo $!'], { encoding: 'utf8' }));
-    out.orphanPpid = ppidOf(out.orphan);
-    process.kill(out.orphan, 'SIGKILL');
-    out.reaped = p.waitid(p.constants.P_PID, out.orphan, p.constants.WEXITED);
-    p.setChildSubreaper(false); out.off = p.isChildSubreaper();
-    out.self = process.pid;
-    console.log(JSON.stringify(out));`);
-  assert.equal(r.code, 0, r.stderr);
-  const out = JSON.parse(r.stdout);
-  assert.equal(out.before, false);
-  assert.equal(out.on, true);
-  assert.equal(out.orphanPpid, out.self, 'the orphan was re-parented to the subreaper');
-  assert.equal(out.reaped.pid, out.orphan);
-  assert.equal(out.reaped.signal, 'SIGKILL');
-  assert.equal(out.off, false);
-});
-
 test('waitid without WNOHANG on a process that is not our child fails with ECHILD at once [L1.waitid.info]', () => {
   assert.throws(
     () => procpin.waitid(C.P_PID, 1, C.WEXITED | C.WNOWAIT),
-    (e) => e.code === 'ECHILD' && e.pid === 1,
+    (/** @type {import('procpin').ProcpinSystemError} */ e) => e.code === 'ECHILD' && e.pid === 1,
   );
   assert.equal(procState(process.pid), 'R');
 });

@@ -1,4 +1,3 @@
-// @ts-nocheck -- not type-checked yet: its deliberate wrong-type calls (abuse, validation) are not marked with @ts-expect-error and its inferred types are not declared.
 // Hostile input: arbitrary values over every export (test/fixtures/reliab-fuzz.mjs, 10^5 calls in
 // a child process that must exit 0 with no descriptor leaked), NUL bytes in every string that
 // reaches the kernel, and argument lists over the kernel's limit.
@@ -62,7 +61,7 @@ test(
 function rejectsNul(t, what, fn) {
   return assert.rejects(
     (async () => fn())(),
-    (err) => {
+    (/** @type {import('procpin').ProcpinSystemError} */ err) => {
       assert.equal(err.code, 'ERR_INVALID_ARG_VALUE', `${what}: ${err.code} ${err.message}`);
       assert.match(err.message, /null bytes|NUL|\\x00|\\u0000/i, what);
       return true;
@@ -74,10 +73,12 @@ function rejectsNul(t, what, fn) {
 test('NUL bytes in file, args, env, cwd and argv0 give ERR_INVALID_ARG_VALUE before anything starts [C.args.refused-first]', async (t) => {
   if (!need(t, hasSpawn, 'spawn and spawnGroup are not built yet')) return;
   const fds = openFds();
-  for (const [name, s] of [
+  /** @type {Array<[string, (file: string, args?: string[], options?: object) => unknown]>} */
+  const spawners = [
     ['spawn', procpin.spawn],
     ['spawnGroup', procpin.spawnGroup],
-  ]) {
+  ];
+  for (const [name, s] of spawners) {
     const cases = {
       file: () => s('tr\0ue'),
       'an argument': () => s('true', ['a', 'b\0c']),
@@ -88,7 +89,11 @@ test('NUL bytes in file, args, env, cwd and argv0 give ERR_INVALID_ARG_VALUE bef
     };
     for (const [what, fn] of Object.entries(cases)) {
       // Thrown synchronously (spawn returns a value): assert.throws, not a rejection.
-      assert.throws(fn, (err) => err.code === 'ERR_INVALID_ARG_VALUE', `${name}: NUL in ${what}`);
+      assert.throws(
+        fn,
+        (/** @type {import('procpin').ProcpinSystemError} */ err) => err.code === 'ERR_INVALID_ARG_VALUE',
+        `${name}: NUL in ${what}`,
+      );
     }
   }
   assert.deepEqual(openFds(), fds);
@@ -178,6 +183,7 @@ test('exported classes built by a caller never close a descriptor they do not ow
     try {
       let obj = null;
       try {
+        // @ts-expect-error any exported class, called by a caller with made-up arguments on purpose
         obj = new C('/nonexistent/procpin-probe', fd, 'file', fd, {});
       } catch {}
       for (const m of ['release', 'close', Symbol.asyncDispose, Symbol.dispose]) {

@@ -16,13 +16,18 @@ function worker(code) {
   return new Worker(`import(${pkg}).then(async (procpin) => { ${code} })`, { eval: true });
 }
 
-test('a Worker terminated while it waits for a child and a flock leaves no descriptor and no crash [L2.worker]', async (t) => {
-  if (!need(t, hasSpawn, 'spawn is not built yet')) return;
-  const dir = tmpDirFor(t, 'procpin-teardown-');
-  const lockPath = join(dir.path, 'lock');
-  // We hold the lock, so the Worker's flock waits.
+/** A lock file in a scratch directory of test `t` that this process holds (LOCK_EX, `held`). */
+function heldLock(t, prefix) {
+  const lockPath = join(tmpDirFor(t, prefix).path, 'lock');
   const held = openSync(lockPath, 'w');
   procpin.flockSync(held, procpin.constants.LOCK_EX);
+  return { lockPath, held };
+}
+
+test('a Worker terminated while it waits for a child and a flock leaves no descriptor and no crash [L2.worker]', async (t) => {
+  if (!need(t, hasSpawn, 'spawn is not built yet')) return;
+  // We hold the lock, so the Worker's flock waits.
+  const { lockPath, held } = heldLock(t, 'procpin-teardown-');
   const rounds = runs(10, 100);
   const pids = [];
   let before = null;
@@ -67,10 +72,7 @@ test('a Worker terminated while it waits for a child and a flock leaves no descr
 
 test('a process that exits with children, exit waits and a flock wait pending exits cleanly [L2.worker]', async (t) => {
   if (!need(t, hasSpawn, 'spawn is not built yet')) return;
-  const dir = tmpDirFor(t, 'procpin-exit-');
-  const lockPath = join(dir.path, 'lock');
-  const held = openSync(lockPath, 'w');
-  procpin.flockSync(held, procpin.constants.LOCK_EX);
+  const { lockPath, held } = heldLock(t, 'procpin-exit-');
   t.after(() => closeSync(held));
   for (const how of ['process.exit(0)', "process.kill(process.pid, 'SIGTERM')", 'return']) {
     // 'return': the loop runs dry. A pending flock and a running group keep Node alive (as a

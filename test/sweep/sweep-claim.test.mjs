@@ -1,4 +1,3 @@
-// @ts-nocheck -- not type-checked yet: its deliberate wrong-type calls (abuse, validation) are not marked with @ts-expect-error and its inferred types are not declared.
 // claim() and claimPidfile(): the owner's side. Entries are created exclusively and locked on an
 // O_CLOEXEC descriptor; release removes, then unlocks; a pidfile's lock is the truth.
 import { test } from 'node:test';
@@ -18,7 +17,7 @@ import {
 import { join } from 'node:path';
 import * as procpin from '../../dist/index.js';
 import { fdTarget, isRoot, need, openFds, pkg, waitFor } from '../helpers.mjs';
-import { deadPid, exists, holder, names, scratch } from './sweep-fixtures.mjs';
+import { deadPid, exists, holder, names, scratch, keptReasons } from './sweep-fixtures.mjs';
 
 const P = 'app-';
 
@@ -51,10 +50,7 @@ test('claim sweeps first, then creates prefix<pid>-<random> exclusively, locked 
       closeSync(other);
     }
     const r = await procpin.sweep(d.path, { prefix: P, authority: 'lock' });
-    assert.deepEqual(
-      r.kept.map((e) => [e.name, e.reason]),
-      [[c.path.slice(d.path.length + 1), 'locked']],
-    );
+    assert.deepEqual(keptReasons(r), [[c.path.slice(d.path.length + 1), 'locked']]);
   } finally {
     await c.release();
   }
@@ -129,7 +125,7 @@ test('claim refuses a directory writable by all without the sticky bit, and one 
   const open = join(d.path, 'open');
   mkdirSync(open);
   chmodSync(open, 0o777);
-  await assert.rejects(procpin.claim(open, P), (err) => {
+  await assert.rejects(procpin.claim(open, P), (/** @type {import('procpin').ProcpinSystemError} */ err) => {
     assert.equal(err.code, 'ERR_PROCPIN_UNSAFE_DIR');
     assert.equal(err.path, open);
     return true;
@@ -183,7 +179,7 @@ test('claimPidfile under contention rejects with ERR_PROCPIN_LOCKED and the hold
   const p = join(d.path, 'app.pid');
   const h = await holder(`globalThis.pf = await procpin.claimPidfile(${JSON.stringify(p)});`);
   try {
-    await assert.rejects(procpin.claimPidfile(p), (err) => {
+    await assert.rejects(procpin.claimPidfile(p), (/** @type {import('procpin').ProcpinSystemError} */ err) => {
       assert.equal(err.code, 'ERR_PROCPIN_LOCKED');
       assert.equal(err.pid, h.pid);
       assert.equal(err.path, p);
@@ -203,7 +199,7 @@ test('a holder that has locked but not written yet is named from /proc/locks [L3
   const h = await holder(`const fd = fs.openSync(${JSON.stringify(p)}, 'w');
 procpin.flockSync(fd, procpin.constants.LOCK_EX);`);
   try {
-    await assert.rejects(procpin.claimPidfile(p), (err) => {
+    await assert.rejects(procpin.claimPidfile(p), (/** @type {import('procpin').ProcpinSystemError} */ err) => {
       assert.equal(err.code, 'ERR_PROCPIN_LOCKED');
       assert.equal(err.pid, h.pid);
       return true;
@@ -241,7 +237,9 @@ test('a pidfile naming a live pid (1) that nobody locks is taken over: the lock 
 
 test('Claim and Pidfile cannot be constructed from outside: they own the descriptor they close [C.no-crash]', () => {
   for (const C of [procpin.Claim, procpin.Pidfile]) {
+    // @ts-expect-error constructed directly, on purpose: it must throw
     assert.throws(() => new C('/tmp/x', 0), { code: 'ERR_ILLEGAL_CONSTRUCTOR', name: 'TypeError' });
+    // @ts-expect-error constructed directly, on purpose: it must throw
     assert.throws(() => new C(Symbol('procpin.create'), '/tmp', 'x', 'file', 0, {}), {
       code: 'ERR_ILLEGAL_CONSTRUCTOR',
     });

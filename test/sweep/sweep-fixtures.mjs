@@ -92,3 +92,8 @@ export function exists(p) {
     return existsSync(p);
   }
 }
+
+/** What a report kept, and why: `[name, reason]` in the report's order. */
+export function keptReasons(report) {
+  return report.kept.map((e) => [e.name, e.reason]);
+}

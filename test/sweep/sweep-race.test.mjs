@@ -1,19 +1,17 @@
-// @ts-nocheck -- not type-checked yet: its deliberate wrong-type calls (abuse, validation) are not marked with @ts-expect-error and its inferred types are not declared.
 // sweep() against an adversary: an entry swapped for a symlink at each point between check and
 // removal (an injected hook in the native code does the swap exactly there), mounts inside and
 // at a dead owner's entry, and claimants and sweepers racing in several processes.
 // The swap hook is the test build's (the production addon has none).
-import '../use-test-build.mjs';
+import { hooked as binding } from '../use-test-build.mjs';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { binding } from '../../dist/binding.js';
 import * as procpin from '../../dist/index.js';
 import { isRoot, need, pkg, runNode, waitFor } from '../helpers.mjs';
-import { deadPid, exists, names, scratch } from './sweep-fixtures.mjs';
+import { deadPid, exists, names, scratch, keptReasons } from './sweep-fixtures.mjs';
 
 const P = 'prefix-';
 const AFTER_CHECK = 1;
@@ -59,10 +57,7 @@ for (const [point, label] of [
   test(`a directory swapped for a symlink ${label} removes nothing outside [L3b.sweep.replaced]`, async (t) => {
     const { r, entry, name, outside } = await swapAt(t, point, 'directory');
     assert.deepEqual(r.removed, []);
-    assert.deepEqual(
-      r.kept.map((e) => [e.name, e.reason]),
-      [[name, 'replaced']],
-    );
+    assert.deepEqual(keptReasons(r), [[name, 'replaced']]);
     assert.equal(readFileSync(join(outside, 'precious'), 'utf8'), 'x');
     assert.equal(readFileSync(join(outside, 'sub', 'precious'), 'utf8'), 'x');
     // The symlink that took the name stays; it is not ours to judge any more.
@@ -79,10 +74,7 @@ for (const [point, label] of [
 
 test('a file swapped for a symlink after it is locked, before the unlink, is left, and so is its target [L3b.sweep.replaced]', async (t) => {
   const { r, entry, name, target } = await swapAt(t, AFTER_LOCK, 'file');
-  assert.deepEqual(
-    r.kept.map((e) => [e.name, e.reason]),
-    [[name, 'replaced']],
-  );
+  assert.deepEqual(keptReasons(r), [[name, 'replaced']]);
   assert.equal(readlinkSync(join(entry, name)), target);
   assert.equal(readFileSync(target, 'utf8'), 'x');
   assert.equal(readFileSync(join(entry, `${name}.orig`), 'utf8'), 'own');
@@ -90,15 +82,12 @@ test('a file swapped for a symlink after it is locked, before the unlink, is lef
 
 test('a file swapped for a symlink after the checks is never opened through it [L3b.sweep.replaced]', async (t) => {
   const { r, entry, name, target } = await swapAt(t, AFTER_CHECK, 'file');
-  assert.deepEqual(
-    r.kept.map((e) => [e.name, e.reason]),
-    [[name, 'replaced']],
-  );
+  assert.deepEqual(keptReasons(r), [[name, 'replaced']]);
   assert.equal(readlinkSync(join(entry, name)), target);
   assert.equal(readFileSync(target, 'utf8'), 'x');
 });
 
-for (const kind of ['directory', 'file']) {
+for (const kind of /** @type {const} */ (['directory', 'file'])) {
   test(`a ${kind} claim that loses its entry before it is locked retries under a new name [L3b.claim.create]`, async (t) => {
     const d = scratch(t);
     // The entry is swapped away between its creation and its lock, as a sweeper with
@@ -129,6 +118,15 @@ function mount(args) {
 function umount(path) {
   spawnSync('umount', ['-l', path]);
 }
+/** Runs `fn` while `mount args at` is mounted; unmounts after, whatever `fn` did. */
+async function mounted(args, at, fn) {
+  mount([...args, at]);
+  try {
+    return await fn();
+  } finally {
+    umount(at);
+  }
+}
 
 test("a mount inside a dead owner's directory is not descended, and the entry is kept as mount [L3b.sweep.mount]", async (t) => {
   if (!need(t, isRoot, 'mounting tmpfs needs root')) return;
@@ -138,25 +136,16 @@ test("a mount inside a dead owner's directory is not descended, and the entry is
   const mnt = join(entry, 'deep', 'mnt');
   mkdirSync(mnt, { recursive: true });
   writeFileSync(join(entry, 'own'), 'x');
-  mount(['-t', 'tmpfs', 'none', mnt]);
-  try {
+  await mounted(['-t', 'tmpfs', 'none'], mnt, async () => {
     writeFileSync(join(mnt, 'precious'), 'x');
     const dry = await procpin.sweep(d.path, { prefix: P, dryRun: true });
-    assert.deepEqual(
-      dry.kept.map((e) => [e.name, e.reason]),
-      [[`${P}${dead}`, 'mount']],
-    );
+    assert.deepEqual(keptReasons(dry), [[`${P}${dead}`, 'mount']]);
     assert.equal(exists(join(entry, 'own')), true);
     const r = await procpin.sweep(d.path, { prefix: P });
     assert.deepEqual(r.removed, []);
-    assert.deepEqual(
-      r.kept.map((e) => [e.name, e.reason]),
-      [[`${P}${dead}`, 'mount']],
-    );
+    assert.deepEqual(keptReasons(r), [[`${P}${dead}`, 'mount']]);
     assert.equal(readFileSync(join(mnt, 'precious'), 'utf8'), 'x');
-  } finally {
-    umount(mnt);
-  }
+  });
 });
 
 test("a bind mount of the same filesystem inside a dead owner's directory is not descended either [L3b.sweep.mount]", async (t) => {
@@ -169,17 +158,11 @@ test("a bind mount of the same filesystem inside a dead owner's directory is not
   const entry = join(d.path, `${P}${dead}`);
   const mnt = join(entry, 'bound');
   mkdirSync(mnt, { recursive: true });
-  mount(['--bind', outside, mnt]);
-  try {
+  await mounted(['--bind', outside], mnt, async () => {
     const r = await procpin.sweep(d.path, { prefix: P });
-    assert.deepEqual(
-      r.kept.map((e) => [e.name, e.reason]),
-      [[`${P}${dead}`, 'mount']],
-    );
+    assert.deepEqual(keptReasons(r), [[`${P}${dead}`, 'mount']]);
     assert.equal(readFileSync(join(outside, 'precious'), 'utf8'), 'x');
-  } finally {
-    umount(mnt);
-  }
+  });
 });
 
 test("a dead owner's entry that is itself a mount point is kept as mount, its contents untouched [L3b.sweep.mount]", async (t) => {
@@ -188,23 +171,14 @@ test("a dead owner's entry that is itself a mount point is kept as mount, its co
   const dead = await deadPid();
   const entry = join(d.path, `${P}${dead}`);
   mkdirSync(entry);
-  mount(['-t', 'tmpfs', 'none', entry]);
-  try {
+  await mounted(['-t', 'tmpfs', 'none'], entry, async () => {
     writeFileSync(join(entry, 'precious'), 'x');
     const dry = await procpin.sweep(d.path, { prefix: P, dryRun: true });
-    assert.deepEqual(
-      dry.kept.map((e) => [e.name, e.reason]),
-      [[`${P}${dead}`, 'mount']],
-    );
+    assert.deepEqual(keptReasons(dry), [[`${P}${dead}`, 'mount']]);
     const r = await procpin.sweep(d.path, { prefix: P });
-    assert.deepEqual(
-      r.kept.map((e) => [e.name, e.reason]),
-      [[`${P}${dead}`, 'mount']],
-    );
+    assert.deepEqual(keptReasons(r), [[`${P}${dead}`, 'mount']]);
     assert.equal(readFileSync(join(entry, 'precious'), 'utf8'), 'x');
-  } finally {
-    umount(entry);
-  }
+  });
 });
 
 test('a claimant that is SIGKILLed leaves its entry, and the next claim removes it [L3b.sweep.race]', async (t) => {
