@@ -7,10 +7,8 @@
  * `child_process.spawn` and tree-kill switches by changing its import.
  * @module procpin/child_process
  */
-import { EventEmitter } from 'node:events';
-import { PassThrough, type Readable, type Writable, type Duplex, type Stream } from 'node:stream';
 import { spawnArguments } from './child/child';
-import { abortError, errnoException } from './errors';
+import { abortError } from './errors';
 import {
   GROUP_OPTIONS,
   onStopReached,
@@ -20,62 +18,28 @@ import {
   type StopOptions,
 } from './group/group';
 import type { GroupResult } from './group/logic';
-import { streamsClosed } from './group/output';
-import { validateSignal } from './signals';
+import {
+  ChildProcess,
+  type OutputOf,
+  type SpawnError,
+  type SpawnOptions,
+  type StdinOf,
+  type StdioEntry,
+  type StdioOptions,
+} from './child_process/process';
+import { failedStart, watch } from './child_process/events';
+import { kill, track } from './child_process/kill';
+import { validateChildProcessSignal } from './signals';
 import { invalidArgType, outOfRange, readOptions, validateAbortSignal } from './validate';
 
 export { collectOutput, stdioEnded } from './group/output';
 export type { CollectOptions, GroupOutput, MaxBufferError } from './group/output';
 
 export type { GroupResult, StopOptions };
+export { ChildProcess, kill };
+export type { OutputOf, SpawnError, SpawnOptions, StdinOf, StdioEntry, StdioOptions };
+export type { KillCallback } from './child_process/kill';
 export { ProcessGroup };
-
-/** An entry of {@link SpawnOptions.stdio}: child_process's (`'ipc'` is refused). */
-export type StdioEntry =
-  'pipe' | 'overlapped' | 'inherit' | 'ignore' | number | Stream | null | undefined;
-/** What {@link SpawnOptions.stdio} takes. */
-export type StdioOptions = 'pipe' | 'overlapped' | 'inherit' | 'ignore' | readonly StdioEntry[];
-
-/**
- * child_process's spawn options, plus the group's (`grace`, `foreground`, `parentDeathSignal`,
- * `closeFds`). Every option is read once; one procpin does not know or implement throws
- * `ERR_INVALID_ARG_VALUE` naming it, and nothing starts.
- */
-export interface SpawnOptions extends Omit<SpawnGroupOptions, 'stdio' | 'processGroup'> {
-  stdio?: StdioOptions | undefined;
-  /** `true`: the group is a new session (setsid). It is always a new process group. */
-  detached?: boolean | undefined;
-  /** Windows only: accepted, means nothing on Linux. */
-  windowsHide?: boolean | undefined;
-  /** Windows only: accepted, means nothing on Linux. */
-  windowsVerbatimArguments?: boolean | undefined;
-}
-
-type PipeLike = 'pipe' | 'overlapped' | null | undefined;
-type InOf<T> = T extends PipeLike ? Writable : null;
-type OutOf<T> = T extends PipeLike ? Readable : null;
-/** The stdin a `stdio` option gives, as `@types/node` narrows it. */
-export type StdinOf<S> = S extends 'inherit' | 'ignore'
-  ? null
-  : S extends readonly [infer I, ...unknown[]]
-    ? InOf<I>
-    : S extends readonly unknown[]
-      ? Writable | null
-      : Writable;
-/** The stdout (`N` = 1) or stderr (`N` = 2) a `stdio` option gives. */
-export type OutputOf<S, N extends 1 | 2> = S extends 'inherit' | 'ignore'
-  ? null
-  : S extends readonly [unknown, infer O, infer E, ...unknown[]]
-    ? OutOf<N extends 1 ? O : E>
-    : S extends readonly [unknown, infer O]
-      ? N extends 1
-        ? OutOf<O>
-        : Readable
-      : S extends readonly [unknown]
-        ? Readable
-        : S extends readonly unknown[]
-          ? Readable | null
-          : Readable;
 
 const ADAPTER_OPTIONS: readonly string[] = [
   ...GROUP_OPTIONS,
@@ -86,141 +50,6 @@ const ADAPTER_OPTIONS: readonly string[] = [
 const UNSUPPORTED: Record<string, string> = {
   serialization: 'is not supported: procpin has no IPC channel',
 };
-
-/** The error a failed start emits: child_process's shape. */
-export interface SpawnError extends Error {
-  errno: number;
-  code: string;
-  syscall: string;
-  path: string;
-  spawnargs: string[];
-}
-
-/**
- * What {@link spawn} returns: a `ChildProcess` look-alike over a {@link ProcessGroup}.
- *
- * Events, in child_process's order: `'spawn'` (next tick after a successful start), `'exit'`
- * (code, signal) when the leader exits, `'close'` (code, signal) once the group was cleaned, the
- * leader reaped and the stdio streams closed; a failed start emits `'error'` and then `'close'`
- * (negative errno, null), asynchronously, and throws nothing. An `AbortSignal` that aborts stops
- * the group and emits `'error'` with an `AbortError`, as child_process does.
- */
-export class ChildProcess<
-  I extends Writable | null = Writable | null,
-  O extends Readable | null = Readable | null,
-  E extends Readable | null = Readable | null,
-> extends EventEmitter {
-  /** The leader's pid; `undefined` when the start failed. */
-  pid: number | undefined = undefined;
-  stdin: I;
-  stdout: O;
-  stderr: E;
-  readonly stdio: [I, O, E, ...Array<Readable | Writable | Duplex | null>];
-  /** The leader's exit code, once it exited (a negative errno after a failed start). */
-  exitCode: number | null = null;
-  /** The signal that ended the leader, once it exited. */
-  signalCode: NodeJS.Signals | null = null;
-  /** `true` once {@link kill} delivered a signal. */
-  killed = false;
-  readonly spawnfile: string;
-  readonly spawnargs: string[];
-  /** Always `false`: there is no IPC channel. */
-  readonly connected = false;
-  /** The process group underneath; `null` when the start failed. */
-  readonly group: ProcessGroup | null;
-
-  /** @internal Made by {@link spawn}. */
-  constructor(
-    spawnfile: string,
-    spawnargs: string[],
-    group: ProcessGroup | null,
-    stdio: Array<Readable | Writable | Duplex | null>,
-  ) {
-    super();
-    this.spawnfile = spawnfile;
-    this.spawnargs = spawnargs;
-    this.group = group;
-    this.pid = group?.pid;
-    this.stdio = stdio as ChildProcess<I, O, E>['stdio'];
-    this.stdin = (stdio[0] ?? null) as I;
-    this.stdout = (stdio[1] ?? null) as O;
-    this.stderr = (stdio[2] ?? null) as E;
-  }
-
-  /**
-   * Sends `signal` (default `'SIGTERM'`; 0 probes) to every member of the group, while the
-   * leader has not exited. Returns whether it was sent; `false` once the leader exited (the group
-   * is being cleaned then) or the start failed.
-   */
-  kill(signal: NodeJS.Signals | number = 'SIGTERM'): boolean {
-    const sig = validateSignal(signal, 'signal', this.kill, true);
-    const g = this.group;
-    if (!g || this.exitCode !== null || this.signalCode !== null) return false;
-    const sent = g.signal(sig);
-    if (sent) this.killed = true;
-    return sent;
-  }
-
-  /** The event loop waits for the leader (the default). */
-  ref(): void {
-    this.group?.leader.ref();
-  }
-
-  /**
-   * The event loop no longer waits for the leader. procpin's promise still holds: a group that
-   * is running when this process exits is SIGKILLed.
-   */
-  unref(): void {
-    this.group?.leader.unref();
-  }
-
-  /** There is no IPC channel: always `false`, as child_process's without one. */
-  send(): false {
-    return false;
-  }
-
-  /** As child_process's: `kill()` unless already killed (the group is cleaned as on any exit). */
-  [Symbol.dispose](): void {
-    if (!this.killed) this.kill();
-  }
-
-  /** Stops the group (killSignal, grace, SIGKILL) and waits for `'close'`. */
-  async [Symbol.asyncDispose](): Promise<void> {
-    if (!this.group) return;
-    const closed = new Promise<void>((resolve) => {
-      if (this.#closed) resolve();
-      else this.once('close', () => resolve());
-    });
-    await this.group.stop();
-    await closed;
-  }
-
-  #closed = false;
-
-  /** @internal */
-  markClosed(): void {
-    this.#closed = true;
-  }
-}
-
-// Typed listeners, as @types/node has them for ChildProcess.
-export interface ChildProcess {
-  on(event: 'spawn', listener: () => void): this;
-  on(event: 'exit', listener: (code: number | null, signal: NodeJS.Signals | null) => void): this;
-  on(event: 'close', listener: (code: number | null, signal: NodeJS.Signals | null) => void): this;
-  on(event: 'error', listener: (err: Error) => void): this;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- EventEmitter's own signature: a listener of any other event takes what its emit passes (unknown[] would reject `(x: string) => void`).
-  on(event: string | symbol, listener: (...args: any[]) => void): this;
-  once(event: 'spawn', listener: () => void): this;
-  once(event: 'exit', listener: (code: number | null, signal: NodeJS.Signals | null) => void): this;
-  once(
-    event: 'close',
-    listener: (code: number | null, signal: NodeJS.Signals | null) => void,
-  ): this;
-  once(event: 'error', listener: (err: Error) => void): this;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- as for on() above.
-  once(event: string | symbol, listener: (...args: any[]) => void): this;
-}
 
 /**
  * `child_process.spawn` over a {@link ProcessGroup}: the same arguments, the same events and
@@ -260,6 +89,10 @@ export function spawn(
     throw outOfRange('options.timeout', '>= 0 and <= 2147483647', opts.timeout, spawn);
   }
   if (opts.cwd === '') opts.cwd = undefined; // child_process does not chdir to ''
+  // child_process's killSignal is a name in any case ('sigkill'), as its kill() takes it.
+  if (typeof opts.killSignal === 'string') {
+    opts.killSignal = validateChildProcessSignal(opts.killSignal, 'options.killSignal', spawn);
+  }
   const {
     detached,
     windowsHide: _wh,
@@ -313,6 +146,7 @@ export function spawn(
   process.nextTick(() => c.emit('spawn'));
   if (abort?.aborted) process.nextTick(onAbort); // after 'spawn', as child_process has it
   watch(c, group, () => abort?.removeEventListener('abort', onAbort));
+  track(c, group);
   return c;
 }
 
@@ -321,88 +155,4 @@ function stdioEntries(stdio: StdioOptions | undefined): SpawnGroupOptions['stdio
   if (stdio === 'overlapped') return 'pipe';
   if (!Array.isArray(stdio)) return stdio as SpawnGroupOptions['stdio'];
   return (stdio as StdioEntry[]).map((e) => (e === 'overlapped' ? 'pipe' : e));
-}
-
-function failedStart(
-  spawnfile: string,
-  spawnargs: string[],
-  stdio: SpawnGroupOptions['stdio'],
-  errno: number,
-): ChildProcess {
-  // child_process hands out stream objects even when the start fails (a supervisor may attach
-  // listeners right after spawn): ended ones here, for each 'pipe' entry.
-  const list =
-    stdio === undefined || typeof stdio === 'string' ? [stdio, stdio, stdio] : [...stdio];
-  while (list.length < 3) list.push(undefined);
-  const streams = list.map((e, i) => {
-    if (!(e === 'pipe' || ((e === null || e === undefined) && i < 3))) return null;
-    const s = new PassThrough();
-    if (i === 0) s.destroy();
-    else s.end().resume();
-    return s;
-  });
-  const c = new ChildProcess(spawnfile, spawnargs, null, streams);
-  c.exitCode = errno;
-  process.nextTick(() => {
-    const err = errnoException(errno, `spawn ${spawnfile}`) as unknown as SpawnError;
-    err.message = `spawn ${spawnfile} ${err.code}`;
-    err.path = spawnfile;
-    err.spawnargs = spawnargs.slice(1);
-    c.emit('error', err);
-    const closing = streamsClosed(streams).then(() => {
-      c.markClosed();
-      c.emit('close', errno, null);
-    });
-    closing.catch(uncaught);
-  });
-  return c;
-}
-
-/** Rethrows a listener's throw outside the promise chain: an uncaught exception, as child_process has it. */
-function uncaught(err: unknown): void {
-  process.nextTick(() => {
-    throw err;
-  });
-}
-
-function watch(c: ChildProcess, group: ProcessGroup, done: () => void): void {
-  const exiting = group.exited.then(
-    (info) => {
-      if (info.signal !== null) c.signalCode = info.signal as NodeJS.Signals;
-      else c.exitCode = info.exitCode;
-      done();
-      // As child_process does at exit: stdin is destroyed, so a late write is no EPIPE 'error'.
-      c.stdin?.destroy();
-      c.emit('exit', c.exitCode, c.signalCode);
-      // As child_process does at exit: output nobody reads is drained, so that 'close' comes.
-      for (let i = 1; i < c.stdio.length; i++) {
-        const s = c.stdio[i] as Readable | null;
-        if (s && s.readable && s.readableFlowing === null && s.listenerCount('readable') === 0)
-          s.resume();
-      }
-    },
-    () => done(),
-  );
-  exiting.catch(uncaught);
-  const streams = c.stdio.slice(1);
-  const closing = group.closed.then(
-    (result) =>
-      streamsClosed(streams).then(() => {
-        // A leader whose status was lost still closes; its code and signal are what the group says.
-        if (c.exitCode === null && c.signalCode === null) {
-          if (result.signal !== null) c.signalCode = result.signal as NodeJS.Signals;
-          else c.exitCode = result.exitCode;
-        }
-        c.markClosed();
-        c.emit('close', c.exitCode, c.signalCode);
-      }),
-    (err: unknown) => {
-      // The leader was lost to a foreign reaper (ERR_PROCPIN_CHILD_LOST): said to whoever
-      // listens, never an uncaught 'error' that child_process would not have thrown either.
-      c.markClosed();
-      if (c.listenerCount('error') > 0) c.emit('error', err);
-      c.emit('close', c.exitCode, c.signalCode);
-    },
-  );
-  closing.catch(uncaught);
 }

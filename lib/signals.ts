@@ -82,3 +82,23 @@ export function validateSignal(
   }
   return n;
 }
+
+/**
+ * A signal as child_process's `kill()` and `killSignal` take it (its `convertToValidSignal`): a
+ * name in any case (`'sigterm'`), or a number; anything else, a wrong type included, is
+ * `ERR_UNKNOWN_SIGNAL`. 0 only where `allowZero`.
+ */
+export function validateChildProcessSignal(
+  value: unknown,
+  name: string,
+  caller?: Caller,
+  allowZero = false,
+): number {
+  if (typeof value === 'string' && signalNumber(value.toUpperCase()) !== null) {
+    return validateSignal(value.toUpperCase(), name, caller, allowZero);
+  }
+  if (typeof value !== 'string' && typeof value !== 'number') {
+    throw codedError(TypeError, 'ERR_UNKNOWN_SIGNAL', `Unknown signal: ${String(value)}`, caller);
+  }
+  return validateSignal(value, name, caller, allowZero);
+}

@@ -160,8 +160,9 @@ export function readOptions<T extends object>(
   caller?: Caller,
   unsupported: Readonly<Record<string, string>> = {},
 ): Partial<T> {
-  if (options === undefined) return {};
-  const obj = validateObject<object>(options, name, caller);
+  // Left out, the options still come back with every known key its own: a plain `{}` would read
+  // whatever was polluted onto Object.prototype.
+  const obj = options === undefined ? {} : validateObject<object>(options, name, caller);
   const out: Record<string, unknown> = Object.create(null);
   // Every known key is an own property of the result (undefined when left out), so that a copy
   // made by spreading it still never reads a key polluted onto Object.prototype.
