@@ -91,13 +91,13 @@ test('claimPidfile never reads wait or signal polluted onto Object.prototype [C.
         }
       });
     } finally {
-      held.release();
+      await held.release();
     }
     // signal polluted with an aborted signal: left out, there is no signal.
     await polluted('signal', AbortSignal.abort(), async () => {
       const pf = await claimPidfile(file);
       assert.equal(fs.readFileSync(file, 'utf8').trim(), String(process.pid));
-      pf.release();
+      await pf.release();
     });
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
