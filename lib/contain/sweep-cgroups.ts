@@ -10,7 +10,7 @@ import * as diagnostics from 'node:diagnostics_channel';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { SweepEntry, SweepReport } from '../sweep/sweep';
-import { invalidArgValue } from '../validate';
+import { invalidArgValue, readOptions } from '../validate';
 import {
   cgroupKill,
   cgroupOwner,
@@ -180,11 +180,10 @@ class View {
  * A doubt (a process it may not read, a process on another clock: a time namespace) keeps the
  * entry. A cgroup whose members do not die in 5 s is kept with `reason: 'error'`.
  */
-export async function sweepCgroups(options: SweepCgroupsOptions = {}): Promise<SweepReport> {
-  if (options === null || typeof options !== 'object') {
-    throw invalidArgValue('options', options, 'must be an object', sweepCgroups);
-  }
-  const dryRun = options.dryRun ?? false;
+export async function sweepCgroups(options?: SweepCgroupsOptions): Promise<SweepReport> {
+  // Only the options given are read: never a key polluted onto Object.prototype.
+  const opts = readOptions<SweepCgroupsOptions>(options, 'options', ['dryRun'], sweepCgroups);
+  const dryRun = opts.dryRun ?? false;
   if (typeof dryRun !== 'boolean')
     throw invalidArgValue('options.dryRun', dryRun, 'must be a boolean', sweepCgroups);
   const report: SweepReport = { removed: [], kept: [] };
