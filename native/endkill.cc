@@ -149,19 +149,18 @@ void OnEnding(int sig, siginfo_t* info, void* ctx) {
   raise(sig);
 }
 
-void InstallHooks() {
-  bool expected = false;
-  if (!g_hooked.compare_exchange_strong(expected, true)) return;
-  atexit([] { KillAll(); });
-  // Only where the process still has the default action, or the handler is one that chains:
-  // an application's (or libuv's) handler is never replaced. SIGINT and SIGTERM carry Node's
-  // own reset-and-raise handler; the main thread's JavaScript listeners (lib/group/ending.ts)
-  // take the four ending signals over through libuv as soon as procpin is used there.
+// Puts OnEnding on each ending signal that has the default action now, or (`first`) a handler
+// that chains: an application's (or libuv's) handler is never replaced. SIGINT and SIGTERM
+// carry Node's own reset-and-raise handler; the main thread's JavaScript listeners
+// (lib/group/ending.ts) take the four ending signals over through libuv as soon as procpin is
+// used there.
+void Hook(bool first) {
   for (int sig : kEnding) {
     struct sigaction old;
     if (sigaction(sig, nullptr, &old) != 0) continue;
-    bool chain = sig == SIGABRT || sig == SIGSEGV || sig == SIGBUS ||
-                 ((sig == SIGINT || sig == SIGTERM) && (old.sa_flags & SA_RESETHAND));
+    if ((old.sa_flags & SA_SIGINFO) && old.sa_sigaction == OnEnding) continue;
+    bool chain = first && (sig == SIGABRT || sig == SIGSEGV || sig == SIGBUS ||
+                           ((sig == SIGINT || sig == SIGTERM) && (old.sa_flags & SA_RESETHAND)));
     if (old.sa_handler == SIG_IGN && !(old.sa_flags & SA_SIGINFO)) continue;
     if (IsHandler(old) && !chain) continue;
     g_old[sig] = old;
@@ -172,6 +171,13 @@ void InstallHooks() {
     sigfillset(&sa.sa_mask);
     sigaction(sig, &sa, nullptr);
   }
+}
+
+void InstallHooks() {
+  bool expected = false;
+  if (!g_hooked.compare_exchange_strong(expected, true)) return;
+  atexit([] { KillAll(); });
+  Hook(true);
 }
 
 int Claim(uintptr_t owner, int kind, int fd, pid_t pid, int flags, int procdir = -1) {
@@ -244,6 +250,13 @@ Napi::Value EndKillAll(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
+// endKillRehook(): the application stopped listening for a signal (libuv put its default
+// action back): hook the ending signals that have the default action again.
+Napi::Value EndKillRehook(const Napi::CallbackInfo& info) {
+  if (g_hooked.load()) Hook(false);
+  return info.Env().Undefined();
+}
+
 Napi::Value EndKillCount(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), Count());
 }
@@ -275,6 +288,7 @@ void InitEndKill(Napi::Env env, Napi::Object exports) {
   using namespace endkill;
   SetFunction(env, exports, "endKillAll", EndKillAll);
   SetFunction(env, exports, "endKillCount", EndKillCount);
+  SetFunction(env, exports, "endKillRehook", EndKillRehook);
   SetFunction(env, exports, "endKillCgroup", EndKillCgroup);
   SetFunction(env, exports, "endKillRemove", EndKillRemove);
 }
