@@ -168,6 +168,7 @@ export interface NativeBinding {
   // The supervisor's end (native/endkill.cc).
   /** SIGKILL to every entry of the end-kill table, now. */
   endKillAll(): void;
+  endKillRehook(): void;
   /** Entries in the table. */
   endKillCount(): number;
   /** A cgroup.kill descriptor written "1" when this environment or the process ends: slot or -errno. */

@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -38,6 +39,7 @@ enum Flags : int { kPidfdGroup = 1, kByNumber = 2 };
 struct Entry {
   std::atomic<int> kind{kFree};
   std::atomic<int> fd{-1};
+  std::atomic<int> procdir{-1};  // without a pidfd: the leader's /proc/PID, held open
   std::atomic<int> pid{0};
   std::atomic<int> flags{0};
   std::atomic<uintptr_t> owner{0};
@@ -50,10 +52,18 @@ std::atomic<int> g_count{0};
 std::atomic<bool> g_hooked{false};
 
 // Whether the leader is still waitable (running, or a zombie that nobody reaped): only then
-// does its number still name its group. Through its pidfd when there is one.
-bool Unreaped(int fd, pid_t pid) {
+// does its number still name its group. Through its pidfd when there is one; without it, the
+// number is its own only while its /proc/PID directory still answers (a foreign reap makes it
+// ESRCH, whoever has the number now: another child of ours is waitable by that number too).
+bool Unreaped(int fd, int procdir, pid_t pid) {
+  if (pid <= 0) return false;
+  if (fd < 0 && procdir >= 0) {
+    struct stat st;
+    int r = sys::StatAt(procdir, "comm", &st, 0);
+    if (r == -ESRCH || r == -ENOENT) return false;
+  }
   siginfo_t si;
-  return pid > 0 && child::WaitChild(fd, pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0;
+  return child::WaitChild(fd, pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0;
 }
 
 void KillEntry(Entry& e) {
@@ -68,8 +78,9 @@ void KillEntry(Entry& e) {
   }
   if (kind != kLeader) return;
   pid_t pid = e.pid.load(std::memory_order_relaxed);
+  int procdir = e.procdir.load(std::memory_order_relaxed);
   int flags = e.flags.load(std::memory_order_relaxed);
-  auto ours = [&] { return (flags & kByNumber) && Unreaped(fd, pid); };
+  auto ours = [&] { return (flags & kByNumber) && Unreaped(fd, procdir, pid); };
   signals::Group(fd, pid, SIGKILL, (flags & kPidfdGroup) != 0, ours);
   // The leader itself, also when it left its group.
   signals::Process(fd, pid, SIGKILL, ours);
@@ -138,19 +149,18 @@ void OnEnding(int sig, siginfo_t* info, void* ctx) {
   raise(sig);
 }
 
-void InstallHooks() {
-  bool expected = false;
-  if (!g_hooked.compare_exchange_strong(expected, true)) return;
-  atexit([] { KillAll(); });
-  // Only where the process still has the default action, or the handler is one that chains:
-  // an application's (or libuv's) handler is never replaced. SIGINT and SIGTERM carry Node's
-  // own reset-and-raise handler; the main thread's JavaScript listeners (lib/group/ending.ts)
-  // take the four ending signals over through libuv as soon as procpin is used there.
+// Puts OnEnding on each ending signal that has the default action now, or (`first`) a handler
+// that chains: an application's (or libuv's) handler is never replaced. SIGINT and SIGTERM
+// carry Node's own reset-and-raise handler; the main thread's JavaScript listeners
+// (lib/group/ending.ts) take the four ending signals over through libuv as soon as procpin is
+// used there.
+void Hook(bool first) {
   for (int sig : kEnding) {
     struct sigaction old;
     if (sigaction(sig, nullptr, &old) != 0) continue;
-    bool chain = sig == SIGABRT || sig == SIGSEGV || sig == SIGBUS ||
-                 ((sig == SIGINT || sig == SIGTERM) && (old.sa_flags & SA_RESETHAND));
+    if ((old.sa_flags & SA_SIGINFO) && old.sa_sigaction == OnEnding) continue;
+    bool chain = first && (sig == SIGABRT || sig == SIGSEGV || sig == SIGBUS ||
+                           ((sig == SIGINT || sig == SIGTERM) && (old.sa_flags & SA_RESETHAND)));
     if (old.sa_handler == SIG_IGN && !(old.sa_flags & SA_SIGINFO)) continue;
     if (IsHandler(old) && !chain) continue;
     g_old[sig] = old;
@@ -163,13 +173,21 @@ void InstallHooks() {
   }
 }
 
-int Claim(uintptr_t owner, int kind, int fd, pid_t pid, int flags) {
+void InstallHooks() {
+  bool expected = false;
+  if (!g_hooked.compare_exchange_strong(expected, true)) return;
+  atexit([] { KillAll(); });
+  Hook(true);
+}
+
+int Claim(uintptr_t owner, int kind, int fd, pid_t pid, int flags, int procdir = -1) {
   InstallHooks();
   for (int i = 0; i < kSlots; ++i) {
     int expected = kFree;
     if (!g_table[i].kind.compare_exchange_strong(expected, kClaimed)) continue;
     Entry& e = g_table[i];
     e.fd.store(fd, std::memory_order_relaxed);
+    e.procdir.store(procdir, std::memory_order_relaxed);
     e.pid.store(pid, std::memory_order_relaxed);
     e.flags.store(flags, std::memory_order_relaxed);
     e.owner.store(owner, std::memory_order_relaxed);
@@ -185,9 +203,10 @@ int Claim(uintptr_t owner, int kind, int fd, pid_t pid, int flags) {
 
 }  // namespace
 
-int AddLeader(uintptr_t owner, int pidfd, pid_t pid, bool pidfd_group, bool by_number) {
+int AddLeader(uintptr_t owner, int pidfd, int procdir, pid_t pid, bool pidfd_group,
+              bool by_number) {
   return Claim(owner, kLeader, pidfd, pid,
-               (pidfd_group ? kPidfdGroup : 0) | (by_number ? kByNumber : 0));
+               (pidfd_group ? kPidfdGroup : 0) | (by_number ? kByNumber : 0), procdir);
 }
 
 int AddCgroupKill(uintptr_t owner, int fd) { return Claim(owner, kCgroupKill, fd, 0, 0); }
@@ -202,6 +221,7 @@ void Remove(int slot) {
   Entry& e = g_table[slot];
   e.flags.store(0, std::memory_order_relaxed);
   e.fd.store(-1, std::memory_order_relaxed);
+  e.procdir.store(-1, std::memory_order_relaxed);
   if (e.kind.exchange(kFree) > kClaimed) g_count.fetch_sub(1);
 }
 
@@ -227,6 +247,13 @@ uintptr_t Owner(Napi::Env env) { return reinterpret_cast<uintptr_t>(GetAddonData
 // endKillAll(): SIGKILL to everything in the table, now (the process is about to end).
 Napi::Value EndKillAll(const Napi::CallbackInfo& info) {
   KillAll();
+  return info.Env().Undefined();
+}
+
+// endKillRehook(): the application stopped listening for a signal (libuv put its default
+// action back): hook the ending signals that have the default action again.
+Napi::Value EndKillRehook(const Napi::CallbackInfo& info) {
+  if (g_hooked.load()) Hook(false);
   return info.Env().Undefined();
 }
 
@@ -261,6 +288,7 @@ void InitEndKill(Napi::Env env, Napi::Object exports) {
   using namespace endkill;
   SetFunction(env, exports, "endKillAll", EndKillAll);
   SetFunction(env, exports, "endKillCount", EndKillCount);
+  SetFunction(env, exports, "endKillRehook", EndKillRehook);
   SetFunction(env, exports, "endKillCgroup", EndKillCgroup);
   SetFunction(env, exports, "endKillRemove", EndKillRemove);
 }

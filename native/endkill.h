@@ -15,10 +15,12 @@
 namespace procpin::endkill {
 
 // A leader held by `owner` (an environment's registry). `pidfd` may be -1 (a kernel without
-// pidfds); `pidfd_group`: the kernel takes PIDFD_SIGNAL_PROCESS_GROUP and the caller wants it;
-// `by_number`: kill(-pgid) is allowed while the leader is unreaped. Returns the slot, or -1 when
-// the table is full. Installs the process hooks (atexit, the ending signals) on first use.
-int AddLeader(uintptr_t owner, int pidfd, pid_t pid, bool pidfd_group, bool by_number);
+// pidfds; then `procdir`, the leader's /proc/PID directory or -1, tells whether its number is
+// still its own; the caller removes the slot before closing either descriptor); `pidfd_group`: the
+// kernel takes PIDFD_SIGNAL_PROCESS_GROUP and the caller wants it; `by_number`: kill(-pgid) is
+// allowed while the leader is unreaped. Returns the slot, or -1 when the table is full. Installs
+// the process hooks (atexit, the ending signals) on first use.
+int AddLeader(uintptr_t owner, int pidfd, int procdir, pid_t pid, bool pidfd_group, bool by_number);
 // A cgroup.kill descriptor (opened O_WRONLY | O_CLOEXEC by the caller, who keeps owning it).
 int AddCgroupKill(uintptr_t owner, int fd);
 // The leader is about to be reaped, or was lost to someone else's reap: its number is never

@@ -39,6 +39,17 @@ function hookEndingSignals(): void {
   process.on('exit', killLiveGroups);
   if (!isMainThread) return;
   for (const sig of ENDING_SIGNALS) process.on(sig, onEndingSignal);
+  // The application's last listener for a signal went: libuv put the default action back
+  // (Node's own 'removeListener' listener runs first). Hook it again natively.
+  process.on('removeListener', (event) => {
+    if (
+      typeof event === 'string' &&
+      event.startsWith('SIG') &&
+      process.listenerCount(event) === 0
+    ) {
+      binding.endKillRehook();
+    }
+  });
 }
 
 function onEndingSignal(sig: NodeJS.Signals): void {

@@ -50,7 +50,8 @@ Napi::Value ChildHandle::ArmEndKill(const Napi::CallbackInfo& info) {
   bool pidfd_group = BoolArg(info, 0);
   if (!s || !s->child() || s->state == State::kReaped) return Result(env, -ESRCH);
   if (s->end_slot >= 0) return Result(env, 0);
-  s->end_slot = endkill::AddLeader(s->reg->owner, s->pidfd, s->pid, pidfd_group, s->unreaped());
+  s->end_slot =
+      endkill::AddLeader(s->reg->owner, s->pidfd, s->procdir, s->pid, pidfd_group, s->unreaped());
   return Result(env, s->end_slot < 0 ? -ENOSPC : 0);
 }
 

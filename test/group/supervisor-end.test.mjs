@@ -341,3 +341,19 @@ test('a cgroup.kill descriptor in the end-kill table is written when the supervi
   await waitFor(() => isGone(o.pid), { timeout: 3000, what: 'the cgroup member killed at exit' });
   assert.match(readFileSync(`${dir}/cgroup.events`, 'utf8'), /populated 0/);
 });
+
+// An application listens for a signal after its first group, then stops listening (libuv puts
+// the default action back): the signal is hooked again, and ends the supervisor as before.
+for (const sig of /** @type {NodeJS.Signals[]} */ (['SIGUSR2', 'SIGALRM'])) {
+  test(`a supervisor that listened for ${sig} after its first group and then stopped listening kills every group when ${sig} ends it [L3a.end.signal]`, async (t) => {
+    await endAndCount(t, {
+      code: supervisorCode(`
+        const f = () => {};
+        process.on('${sig}', f);
+        process.off('${sig}', f);
+        ${idle}`),
+      end: (sup) => sup.kill(sig),
+      expect: { code: null, signal: sig },
+    });
+  });
+}

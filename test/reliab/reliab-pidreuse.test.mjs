@@ -195,3 +195,55 @@ if (CI) {
   // CI must not pass silently when the namespace cannot be made.
   test('pid namespaces are available for the pid-reuse tests [K.pidns]', () => assert.ok(canPidNs));
 }
+
+// The supervisor (not PID 1 of the namespace) loses a leader to another library's synchronous
+// waitpid, another library's child_process child takes the number at once (so it is a child of
+// the supervisor, and leads a group of that number), and the supervisor then dies of a signal
+// that only the native end-kill hook sees, before procpin's watch had a turn.
+for (const [how, end] of [
+  ['SIGUSR2', "process.kill(process.pid, 'SIGUSR2')"],
+  ['abort()', 'process.abort()'],
+]) {
+  test(
+    `old kernel without pidfds: a supervisor that dies of ${how} after a foreign reap whose number another child of it took never SIGKILLs that child [K.no-pidfd]`,
+    { timeout: 60000 },
+    async (t) => {
+      if (!need(t, canPidNs && ready && oldKernel, 'needs root, unshare --pid and the seccomp wrapper')) return;
+      const code = `
+        const p = await import(${JSON.stringify(pkgPath)});
+        const { spawn } = await import('node:child_process');
+        const { writeFileSync } = await import('node:fs');
+        const { P_PID, WEXITED } = p.constants;
+        const g = p.spawnGroup('sleep', ['1000'], { stdio: 'ignore' });
+        process.kill(g.pid, 'SIGKILL');
+        p.waitid(P_PID, g.pid, WEXITED);
+        writeFileSync('/proc/sys/kernel/ns_last_pid', String(g.pid - 1));
+        const s = spawn('sh', ['-c', 'sleep 1000; :'], { detached: true, stdio: 'ignore' });
+        s.unref();
+        console.log(JSON.stringify({ pidfd: g.leader.pidfd, leader: g.pid, stranger: s.pid }));
+        ${end};`;
+      // The outer shell is PID 1: it reports the stranger's state once the supervisor is gone.
+      const r = await runCmd('unshare', [
+        '--pid',
+        '--fork',
+        '--mount-proc',
+        'sh',
+        '-c',
+        `ulimit -c 0; ${oldKernel} ${process.execPath} --input-type=module -e "$0"; ` +
+          `for s in /proc/[0-9]*/stat; do read -r line < $s 2>/dev/null && echo "STAT $line"; done`,
+        code,
+      ]);
+      const line = r.stdout.split('\n').find((l) => l.startsWith('{'));
+      assert.ok(line, `no report: ${r.stdout} ${r.stderr}`);
+      const info = JSON.parse(line);
+      assert.equal(info.pidfd, -1, 'the old-kernel path');
+      assert.equal(info.stranger, info.leader, 'the stranger took the number');
+      const stat = r.stdout.split('\n').find((l) => l.startsWith(`STAT ${info.stranger} `));
+      const state = stat?.replace(/^STAT \d+ \(.*\) /, '')[0];
+      assert.ok(
+        state === 'S' || state === 'R',
+        `the stranger at ${info.stranger} was killed (state ${state ?? 'gone'})`,
+      );
+    },
+  );
+}
