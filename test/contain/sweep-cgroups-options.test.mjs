@@ -29,6 +29,6 @@ test("sweepCgroups never reads dryRun polluted onto Object.prototype: a dead sup
     report.removed.some((e) => e.name === name),
     `removed: ${JSON.stringify(report.removed.map((e) => e.name))}`,
   );
-  assert.equal(report.dryRun, undefined);
+  assert.equal(/** @type {{ dryRun?: boolean }} */ (report).dryRun, undefined);
   assert.equal(existsSync(dir), false);
 });
