@@ -323,10 +323,11 @@ void KillOwner(uintptr_t owner) {
     KillEntry(g_table[i]);
     if (kind == kCgroupKill) cgroups.push_back(i);
   }
-  // The owner's JavaScript no longer runs: its emptied cgroups are removed here, and their
-  // cgroup.kill descriptors closed (the slot first, so that no ending signal writes to a number
-  // reused meanwhile). One that is not empty by the deadline keeps its slot: the process's end
-  // writes cgroup.kill again, and the main thread's end or a sweep removes it.
+  // The owner's JavaScript no longer runs: its emptied cgroups are removed here, and their slots
+  // freed. Their cgroup.kill descriptors stay the caller's: a Worker's environment closes the
+  // descriptors its JavaScript opened after its cleanup hooks (Node tracks them), so closing
+  // them here would close them twice. One that is not empty by the deadline keeps its slot: the
+  // process's end writes cgroup.kill again, and the main thread's end or a sweep removes it.
   std::vector<std::pair<int, std::string>> dirs;
   {
     Dirs& d = CgroupDirs();
@@ -338,10 +339,7 @@ void KillOwner(uintptr_t owner) {
   }
   int64_t deadline = NowNs() + kEmptyWaitNs;
   for (const auto& [slot, dir] : dirs) {
-    if (!RemoveWhenEmpty(dir, deadline)) continue;
-    int fd = g_table[slot].fd.load(std::memory_order_relaxed);
-    Remove(slot);
-    if (fd >= 0) close(fd);
+    if (RemoveWhenEmpty(dir, deadline)) Remove(slot);
   }
 }
 

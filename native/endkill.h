@@ -30,7 +30,7 @@ void ForgetNumber(int slot);
 void Remove(int slot);
 // SIGKILLs every entry of `owner` (its environment ends; not for signal context). Then removes
 // its cgroups once the kernel has emptied them (their sub-cgroups first), waiting at most 50 ms
-// in all, and closes their cgroup.kill descriptors; a cgroup not empty by then keeps its entry.
+// in all, and frees their entries; a cgroup not empty by then keeps its entry.
 void KillOwner(uintptr_t owner);
 // SIGKILLs every entry of the process. Async-signal-safe.
 void KillAll();
