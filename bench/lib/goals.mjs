@@ -17,10 +17,19 @@ export const EXIT_NODE_FLOOR = 'Node floor: uv_poll -> await continuation';
 
 const floorNote = (v, what) => (v === null ? undefined : `${what} ${v.toFixed(2)}`);
 
-function goal(name, target, value, ok, detail) {
+/** The check a target states: `'>= 2.5x'`, `'<= 1.3x'`, `'< 5'`, or a count (`'0'`) met exactly. */
+function meets(target) {
+  const m = /^(>=|<=|<) ([\d.]+)x?$/.exec(target);
+  if (!m) return (v) => v === Number(target);
+  const n = Number(m[2]);
+  if (m[1] === '>=') return (v) => v >= n;
+  return m[1] === '<=' ? (v) => v <= n : (v) => v < n;
+}
+
+function goal(name, target, value, detail) {
   if (value === null || value === undefined || Number.isNaN(value))
     return { goal: name, target, status: 'n/a', value: null, detail };
-  return { goal: name, target, status: ok(value) ? 'met' : 'missed', value, detail };
+  return { goal: name, target, status: meets(target)(value) ? 'met' : 'missed', value, detail };
 }
 
 /** Evaluates every goal; `value` is the measured ratio or count. */
@@ -30,29 +39,14 @@ export function evaluateGoals(rows) {
   const cp = (kase) => find(rows, 'spawn', kase, 'child_process.spawn');
   const c = (kase) => find(rows, 'spawn', kase, 'C posix_spawn');
   g.push(
-    goal(
-      'spawn: child_process / procpin, small parent',
-      '>= 2.5x',
-      ratio(cp('parent 0 MiB'), pp('parent 0 MiB')),
-      (v) => v >= 2.5,
-    ),
+    goal('spawn: child_process / procpin, small parent', '>= 2.5x', ratio(cp('parent 0 MiB'), pp('parent 0 MiB'))),
   );
   g.push(
-    goal(
-      'spawn: child_process / procpin, 1 GiB parent',
-      '>= 8x',
-      ratio(cp('parent 1024 MiB'), pp('parent 1024 MiB')),
-      (v) => v >= 8,
-    ),
+    goal('spawn: child_process / procpin, 1 GiB parent', '>= 8x', ratio(cp('parent 1024 MiB'), pp('parent 1024 MiB'))),
   );
   const worst = ['parent 0 MiB', 'parent 1024 MiB'].map((k) => ratio(pp(k), c(k))).filter((v) => v !== null);
   g.push(
-    goal(
-      'spawn: procpin / C posix_spawn (worst of small, 1 GiB)',
-      '<= 1.3x',
-      worst.length ? Math.max(...worst) : null,
-      (v) => v <= 1.3,
-    ),
+    goal('spawn: procpin / C posix_spawn (worst of small, 1 GiB)', '<= 1.3x', worst.length ? Math.max(...worst) : null),
   );
   // The floor a Node process can reach at all: the bench-only addon's posix_spawn + uv_poll on the
   // pidfd + a promise it resolves (no JavaScript of procpin's, no ChildProcess object).
@@ -62,7 +56,6 @@ export function evaluateGoals(rows) {
       'spawn: procpin / C posix_spawn, small parent',
       '<= 1.15x',
       ratio(pp('parent 0 MiB'), c('parent 0 MiB')),
-      (v) => v <= 1.15,
       floorNote(ratio(nodeFloor('parent 0 MiB'), c('parent 0 MiB')), 'Node floor (addon) / C'),
     ),
   );
@@ -76,7 +69,6 @@ export function evaluateGoals(rows) {
         `spawn: procpin/child_process vs child_process.spawn, ${label} (child_process / drop-in)`,
         '>= 1x',
         ratio(cp(kase), dropIn(kase)),
-        (v) => v >= 1,
       ),
     );
   }
@@ -86,18 +78,18 @@ export function evaluateGoals(rows) {
   const eC = find(rows, 'exit', null, 'C poll(pidfd)');
   const eNode = find(rows, 'exit', null, EXIT_NODE_FLOOR);
   const eNodeNote = floorNote(ratio(eNode, eC), 'Node floor (uv_poll -> await) / C');
-  g.push(goal('exit noticed: child_process / procpin', '>= 1.3x', ratio(eCp, ePp), (v) => v >= 1.3, eNodeNote));
-  g.push(goal('exit noticed: procpin / C poll(pidfd)', '<= 1.3x', ratio(ePp, eC), (v) => v <= 1.3, eNodeNote));
+  g.push(goal('exit noticed: child_process / procpin', '>= 1.3x', ratio(eCp, ePp), eNodeNote));
+  g.push(goal('exit noticed: procpin / C poll(pidfd)', '<= 1.3x', ratio(ePp, eC), eNodeNote));
   const p99 = ePp && eC ? ePp.p99 / eC.p99 : null;
   const p99Note = eNode && eC ? `Node floor p99 / C p99 ${(eNode.p99 / eC.p99).toFixed(2)}` : undefined;
-  g.push(goal('exit noticed p99: procpin / C poll(pidfd)', '<= 1.5x', p99, (v) => v <= 1.5, p99Note));
+  g.push(goal('exit noticed p99: procpin / C poll(pidfd)', '<= 1.5x', p99, p99Note));
 
   const big = '500 members';
   const gPp = find(rows, 'group', big, 'procpin stop()');
   const gRaw = find(rows, 'group', big, 'raw kill(-pgid, SIGKILL)');
   const gTree = find(rows, 'group', big, 'tree-kill');
-  g.push(goal('group of 500: procpin / raw kill(-pgid)', '<= 1.3x', ratio(gPp, gRaw), (v) => v <= 1.3));
-  g.push(goal('group of 500: tree-kill / procpin', '>= 40x', ratio(gTree, gPp), (v) => v >= 40));
+  g.push(goal('group of 500: procpin / raw kill(-pgid)', '<= 1.3x', ratio(gPp, gRaw)));
+  g.push(goal('group of 500: tree-kill / procpin', '>= 40x', ratio(gTree, gPp)));
   const ppGroups = rows.filter(
     (r) => r.bench === 'group' && r.contender === 'procpin stop()' && typeof r.median === 'number',
   );
@@ -106,7 +98,6 @@ export function evaluateGoals(rows) {
       'group: procpin survivors (both shapes)',
       '0',
       ppGroups.length ? Math.max(...ppGroups.map((r) => r.survivors)) : null,
-      (v) => v === 0,
     ),
   );
 
@@ -115,12 +106,12 @@ export function evaluateGoals(rows) {
   const swC = sw.find((r) => /^C\b/.test(r.contender));
   let swRatio = null;
   if (swPp && swC) swRatio = /\/s/.test(swPp.unit ?? '') ? swC.median / swPp.median : swPp.median / swC.median;
-  g.push(goal('sweep: procpin slower than C by at most', '<= 2x', swRatio, (v) => v <= 2));
-  g.push(goal('sweep 10k: procpin / C loop (same checks)', '<= 1.3x', swRatio, (v) => v <= 1.3));
+  g.push(goal('sweep: procpin slower than C by at most', '<= 2x', swRatio));
+  g.push(goal('sweep 10k: procpin / C loop (same checks)', '<= 1.3x', swRatio));
 
   const plain = find(rows, 'contain', null, 'spawnGroup');
   const pidns = find(rows, 'contain', null, 'spawnGroup pidns');
-  g.push(goal('contain: spawnGroup pidns / plain spawnGroup', '<= 1.5x', ratio(pidns, plain), (v) => v <= 1.5));
+  g.push(goal('contain: spawnGroup pidns / plain spawnGroup', '<= 1.5x', ratio(pidns, plain)));
 
   const k = find(rows, 'overhead', null, 'process.kill(pid, 0)');
   g.push(
@@ -128,7 +119,6 @@ export function evaluateGoals(rows) {
       'pidfdSendSignal(fd, 0) / process.kill(pid, 0)',
       '<= 1.2x',
       ratio(find(rows, 'overhead', null, 'pidfdSendSignal(fd, 0)'), k),
-      (v) => v <= 1.2,
     ),
   );
   g.push(
@@ -136,12 +126,11 @@ export function evaluateGoals(rows) {
       'tryLock / process.kill(pid, 0)',
       '<= 1.2x',
       ratio(find(rows, 'overhead', null, "tryLock(fd, 'exclusive')"), k),
-      (v) => v <= 1.2,
     ),
   );
 
   const soak = find(rows, 'soak', null, 'procpin.spawn');
-  g.push(goal('soak: procpin fd growth', '0', soak ? soak.fdGrowth : null, (v) => v === 0));
-  g.push(goal('soak: procpin RSS growth (MB)', '< 5', soak ? soak.rssGrowthMB : null, (v) => v < 5));
+  g.push(goal('soak: procpin fd growth', '0', soak ? soak.fdGrowth : null));
+  g.push(goal('soak: procpin RSS growth (MB)', '< 5', soak ? soak.rssGrowthMB : null));
   return g;
 }

@@ -1,7 +1,7 @@
-// @ts-nocheck -- not type-checked yet: the result rows and chart data are untyped (inference noise, not defects).
 // The spawn-cost-against-parent-memory chart, written as plain SVG (no chart library).
 
-// Drawing order: floors first, procpin last (on top).
+// Drawing order: floors first, procpin last (on top): name, colour, line width, dash pattern.
+/** @type {[name: string, color: string, width: number, dash: string][]} */
 const SERIES = [
   ['C clone(VM|VFORK|PIDFD)', '#98df8a', 2, '4 3'],
   ['C posix_spawn', '#2ca02c', 2, ''],

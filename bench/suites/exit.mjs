@@ -1,4 +1,3 @@
-// @ts-nocheck -- not type-checked yet: the result rows and chart data are untyped (inference noise, not defects).
 // Exit -> notification latency: the child records CLOCK_MONOTONIC just before _exit (after
 // sleeping long enough for the parent to be idle); the parent records when it was told.
 import * as cp from 'node:child_process';
@@ -90,6 +89,7 @@ export async function run(ctx) {
   const res = await interleave(contenders, { reps, warmup: ctx.quick ? 1 : 10 });
   await floor.close();
   rmSync(base, { recursive: true, force: true });
+  /** @type {Record<string, unknown>[]} */
   const rows = Object.entries(res).map(([name, { samples }]) => ({
     bench: id,
     case: 'exit -> notified',

@@ -1,4 +1,3 @@
-// @ts-nocheck -- not type-checked yet: the result rows and chart data are untyped (inference noise, not defects).
 // A group of N sleeping members to "closed": procpin's stop() against a raw kill(-pgid, SIGKILL),
 // tree-kill and execa's kill(), interleaved. A pidfd watcher (C) says when the last member
 // exited. Two more shapes orphan the members (tree-kill walks the parent tree from the leader
@@ -88,6 +87,7 @@ export async function run(ctx) {
     });
   }
 
+  /** @type {((n: number, shape: string, reps: number) => { name: string, reps: number, warmup?: boolean, run: () => Promise<object> })[]} */
   const makers = [
     cpContender('raw kill(-pgid, SIGKILL)', async (sub) => {
       try {
@@ -127,6 +127,7 @@ export async function run(ctx) {
   }
 
   // [case, members, shape, reps for procpin/raw, execa, tree-kill]
+  /** @type {[string, number, string, number, number, number][]} */
   const plan = ctx.quick
     ? [
         ['10 members', 10, 'stay', 2, 1, 1],

@@ -1,4 +1,3 @@
-// @ts-nocheck -- not type-checked yet: the result rows and chart data are untyped (inference noise, not defects).
 // Per-call cost of the Layer 1 probes against process.kill(pid, 0), in batches interleaved.
 import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -34,6 +33,7 @@ export async function run(ctx) {
   if (pidfd >= 0) closeSync(pidfd);
   closeSync(lockFd);
   rmSync(dir, { recursive: true, force: true });
+  /** @type {Record<string, unknown>[]} */
   const rows = Object.entries(res).map(([name, { samples }]) => ({
     bench: id,
     case: `batches of ${batch}`,

@@ -8,9 +8,11 @@ import type { Stream } from 'node:stream';
 import { binding } from '../binding';
 import { codedError } from '../errors';
 import {
+  INT32_MAX,
   invalidArgType,
   invalidArgValue,
   inheritedKeys,
+  validateAbortSignal,
   validateBoolean,
   validateInteger,
   validateCString,
@@ -140,6 +142,27 @@ export function spawnArguments<O>(
     options = argsOrOptions as O;
   }
   return [args.map((a, i) => validateCString(a, `args[${i}]`, caller)), options];
+}
+
+/**
+ * The options that say how a child is ended, validated in this order (the first bad one is the
+ * error): `killSignal` (default `'SIGTERM'`), `grace` (only where `defaultGrace` is given: a
+ * group's), `timeout` (milliseconds, 0 for none) and `signal` (an AbortSignal). `opts` are the
+ * options already read once (see readOptions). @internal
+ */
+export function readEnding(
+  opts: { killSignal?: unknown; grace?: unknown; timeout?: unknown; signal?: unknown },
+  caller: (...a: never[]) => unknown,
+  defaultGrace?: number,
+): { killSignal: number; grace: number; timeout: number; abort: AbortSignal | undefined } {
+  const killSignal = validateSignal(opts.killSignal ?? 'SIGTERM', 'options.killSignal', caller);
+  const grace =
+    defaultGrace === undefined
+      ? 0
+      : validateInteger(opts.grace ?? defaultGrace, 'options.grace', 0, INT32_MAX, caller);
+  const timeout = validateInteger(opts.timeout ?? 0, 'options.timeout', 0, INT32_MAX, caller);
+  const abort = validateAbortSignal(opts.signal, 'options.signal', caller);
+  return { killSignal, grace, timeout, abort };
 }
 
 const UID_MAX = 0xfffffffe; // (uid_t)-1 means "unchanged" to the kernel

@@ -3,16 +3,16 @@
  * and `killSignal` applied to the child, everything else validated by ./spawn-options.
  * @module
  */
-import { INT32_MAX, readOptions, validateAbortSignal, validateInteger } from '../validate';
+import { readOptions } from '../validate';
 import { startChild, startLeader, type Child } from './child';
 import {
   prepareSpawn,
+  readEnding,
   SPAWN_OPTIONS,
   spawnArguments,
   type SpawnOptions,
   type SpawnRewrite,
 } from './spawn-options';
-import { validateSignal } from '../signals';
 
 /**
  * Starts `file` with `args`, from the addon, and returns the {@link Child} that holds it.
@@ -40,9 +40,7 @@ export function spawn(
 ): Child {
   const [args, options] = spawnArguments(file, argsOrOptions, maybeOptions, spawn);
   const opts = readOptions<SpawnOptions>(options, 'options', SPAWN_OPTIONS, spawn);
-  const killSignal = validateSignal(opts.killSignal ?? 'SIGTERM', 'options.killSignal', spawn);
-  const timeout = validateInteger(opts.timeout ?? 0, 'options.timeout', 0, INT32_MAX, spawn);
-  const abort = validateAbortSignal(opts.signal, 'options.signal', spawn);
+  const { killSignal, timeout, abort } = readEnding(opts, spawn);
   const spec = prepareSpawn(file, args, opts, spawn);
   let child: Child | null = null;
   // The abort listener is added before anything starts: a look-alike signal whose

@@ -33,7 +33,7 @@ export function track(child: ChildProcess, group: ProcessGroup): void {
  * not start or already released, which is never signalled. tree-kill's arguments: `(pid)`,
  * `(pid, signal)`, `(pid, callback)`, `(pid, signal, callback)`, with tree-kill's types (a signal is any
  * string there; one Node does not know is `ERR_UNKNOWN_SIGNAL`); the callback is called on a later
- * tick, with no argument, or with the error (an unknown signal) that it would otherwise throw.
+ * tick, with no argument, or with the error (a pid that is not one, an unknown signal) that it would otherwise throw.
  *
  * @example
  * // import treeKill from 'tree-kill';
@@ -49,13 +49,14 @@ export function kill(
     callback = signal;
     signal = undefined;
   }
-  const id = validatePid(pid, 'pid', kill);
   if (callback !== undefined && typeof callback !== 'function') {
     throw invalidArgType('callback', 'of type function', callback, kill);
   }
   let sent = false;
   let error: Error | undefined;
   try {
+    // tree-kill hands a pid that is not one (NaN) to its callback: so does this, never a throw.
+    const id = validatePid(pid, 'pid', kill);
     const sig = validateSignal(signal ?? 'SIGTERM', 'signal', kill, true);
     sent = live.get(id)?.kill(sig) ?? false;
   } catch (err) {

@@ -9,8 +9,9 @@ import { LeaderControl } from '../child/leader';
 import {
   Child,
   prepareSpawn,
-  SPAWN_OPTIONS,
+  readEnding,
   spawnArguments,
+  SPAWN_OPTIONS,
   startLeader,
   type SpawnOptions,
 } from '../child/child';
@@ -26,7 +27,6 @@ import {
   INT32_MAX,
   invalidArgValue,
   readOptions,
-  validateAbortSignal,
   validateBoolean,
   validateInteger,
 } from '../validate';
@@ -267,10 +267,7 @@ export function spawnGroup(
   const [args, options] = spawnArguments(file, argsOrOptions, maybeOptions, spawnGroup);
   // Read once: validation, the spawn and the cleanup all see the same values.
   const opts = readOptions<SpawnGroupOptions>(options, 'options', GROUP_OPTIONS, spawnGroup);
-  const killSignal = validateSignal(opts.killSignal ?? 'SIGTERM', 'options.killSignal', spawnGroup);
-  const grace = validateInteger(opts.grace ?? 5000, 'options.grace', 0, INT32_MAX, spawnGroup);
-  const timeout = validateInteger(opts.timeout ?? 0, 'options.timeout', 0, INT32_MAX, spawnGroup);
-  const abort = validateAbortSignal(opts.signal, 'options.signal', spawnGroup);
+  const { killSignal, grace, timeout, abort } = readEnding(opts, spawnGroup, 5000);
   const foreground =
     opts.foreground === undefined
       ? false

@@ -8,7 +8,7 @@ import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import { binding } from '../binding';
 import { codedError, ERRNO, errnoException } from '../errors';
-import { invalidArgValue, validateInteger, validateObject } from '../validate';
+import { invalidArgValue, readOptions, validateInteger } from '../validate';
 import { HeldEntry, kCreate } from './held';
 import {
   sweep,
@@ -120,18 +120,18 @@ export async function claim(
 ): Promise<Claim> {
   validateDir(dir, claim);
   validatePrefix(prefix, 'prefix', claim);
-  validateObject<ClaimOptions>(options, 'options', claim);
-  const kind = options.kind ?? 'directory';
+  const o = readOptions<ClaimOptions>(options, 'options', ['kind', 'mode', 'authority'], claim);
+  const kind = o.kind ?? 'directory';
   if (kind !== 'directory' && kind !== 'file') {
     throw invalidArgValue('options.kind', kind, "must be 'directory' or 'file'", claim);
   }
   const mode =
-    options.mode === undefined
+    o.mode === undefined
       ? kind === 'directory'
         ? 0o700
         : 0o600
-      : validateInteger(options.mode, 'options.mode', 0, 0o7777, claim);
-  const authority = validateAuthority(options.authority, claim);
+      : validateInteger(o.mode, 'options.mode', 0, 0o7777, claim);
+  const authority = validateAuthority(o.authority, claim);
 
   await ensureSafeDir(dir, claim);
   const swept = await sweep(dir, { prefix, authority });

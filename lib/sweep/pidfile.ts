@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { abortError, codedError, ERRNO, errnoException } from '../errors';
 import { constants, flock, tryLock } from '../primitives';
-import { invalidArgValue, validateAbortSignal, validateBoolean, validateObject } from '../validate';
+import { readOptions, validateAbortSignal, validateBoolean } from '../validate';
 import { HeldEntry, illegalConstructor, kCreate } from './held';
 import { validateDir } from './sweep';
 
@@ -123,18 +123,9 @@ export async function claimPidfile(
   options: ClaimPidfileOptions = {},
 ): Promise<Pidfile> {
   validateDir(path_, claimPidfile);
-  validateObject<ClaimPidfileOptions>(options, 'options', claimPidfile);
-  const { wait: waitOpt, signal: signalOpt } = options; // read once
-  for (const key of Object.keys(options)) {
-    if (key !== 'wait' && key !== 'signal') {
-      throw invalidArgValue(
-        `options.${key}`,
-        (options as Record<string, unknown>)[key],
-        'is not an option of claimPidfile',
-        claimPidfile,
-      );
-    }
-  }
+  // Read once, own keys only: a `wait` polluted onto Object.prototype is no option.
+  const o = readOptions<ClaimPidfileOptions>(options, 'options', ['wait', 'signal'], claimPidfile);
+  const { wait: waitOpt, signal: signalOpt } = o;
   const wait =
     waitOpt === undefined ? false : validateBoolean(waitOpt, 'options.wait', claimPidfile);
   const signal = validateAbortSignal(signalOpt, 'options.signal', claimPidfile);

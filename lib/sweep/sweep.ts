@@ -31,7 +31,13 @@ import * as dc from 'node:diagnostics_channel';
 import * as path from 'node:path';
 import { binding } from '../binding';
 import { errnoException, type ProcpinSystemError } from '../errors';
-import { invalidArgValue, validateBoolean, validateCString, validateObject } from '../validate';
+import {
+  invalidArgValue,
+  readOptions,
+  validateBoolean,
+  validateCString,
+  validateObject,
+} from '../validate';
 
 /**
  * Why a candidate was kept. `'namespace'` (sweepCgroups only): its owner's pid belongs to a pid
@@ -132,6 +138,9 @@ export function validateDir(dir: unknown, caller: Function): string {
   return s;
 }
 
+/** The names {@link sweep} reads from its options. */
+const SWEEP_OPTIONS = ['prefix', 'dryRun', 'authority'] as const;
+
 /** `options.authority`: `'pid'` (the default) or `'lock'`. */
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
 export function validateAuthority(value: unknown, caller: Function): SweepAuthority {
@@ -175,11 +184,17 @@ export function validateAuthority(value: unknown, caller: Function): SweepAuthor
  */
 export async function sweep(dir: string, options: SweepOptions): Promise<SweepReport> {
   validateDir(dir, sweep);
-  validateObject<SweepOptions>(options, 'options', sweep);
-  const prefix = validatePrefix(options.prefix, 'options.prefix', sweep);
+  // Read once, own keys only: an `authority` polluted onto Object.prototype is no option.
+  const o = readOptions<SweepOptions>(
+    validateObject(options, 'options', sweep),
+    'options',
+    SWEEP_OPTIONS,
+    sweep,
+  );
+  const prefix = validatePrefix(o.prefix, 'options.prefix', sweep);
   const dryRun =
-    options.dryRun === undefined ? false : validateBoolean(options.dryRun, 'options.dryRun', sweep);
-  const authority = validateAuthority(options.authority, sweep);
+    o.dryRun === undefined ? false : validateBoolean(o.dryRun, 'options.dryRun', sweep);
+  const authority = validateAuthority(o.authority, sweep);
   let flags = 0;
   if (dryRun) flags |= binding.sweepFlags.DRY_RUN;
   if (authority === 'lock') flags |= binding.sweepFlags.LOCK_AUTHORITY;

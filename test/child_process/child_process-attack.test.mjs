@@ -1,4 +1,3 @@
-// @ts-nocheck -- deliberate abuse: polluted prototypes, wrong types, a pid given by number.
 // procpin/child_process side by side with child_process where a user or an adversary would
 // find a difference: options that come from Object.prototype, the state a failed start shows
 // before its 'error', and tree-kill's own call shape.
@@ -9,7 +8,10 @@ import * as procpin from 'procpin';
 import { isGone, waitFor } from '../helpers.mjs';
 import * as drop from 'procpin/child_process';
 const { spawn } = drop;
-const kill = (...a) => drop.kill(...a);
+/** @typedef {(...args: any[]) => any} Spawner either spawn, called with the same arguments */
+// kill, called with wrong arguments too (a pid as a string, a signal that does not exist).
+/** @type {(...args: any[]) => boolean} */
+const kill = (...a) => /** @type {Function} */ (drop.kill)(...a);
 
 const closed = (c) => new Promise((resolve) => c.once('close', (...a) => resolve(a)));
 
@@ -35,7 +37,7 @@ test('an option polluted onto Object.prototype is never read, also when options 
 });
 
 test("a failed start's exitCode is null until its 'error', as child_process has it [L2b.start-error]", async () => {
-  for (const impl of [cp.spawn, spawn]) {
+  for (const impl of /** @type {Spawner[]} */ ([cp.spawn, spawn])) {
     const c = impl('procpin-no-such-command-xyz');
     assert.equal(c.exitCode, null, impl === spawn ? 'procpin' : 'child_process');
     const seen = new Promise((resolve) => c.once('error', () => resolve(c.exitCode)));
@@ -84,7 +86,7 @@ test('kill(pid) never signals a process this module did not start, and refuses w
 });
 
 test("kill() and killSignal take a signal name in any case, and anything else that is not a signal is ERR_UNKNOWN_SIGNAL, as child_process's kill does [L2b.group]", async () => {
-  for (const impl of [cp.spawn, spawn]) {
+  for (const impl of /** @type {Spawner[]} */ ([cp.spawn, spawn])) {
     const who = impl === spawn ? 'procpin' : 'child_process';
     const c = impl('sleep', ['30']);
     const done = closed(c);

@@ -1,4 +1,3 @@
-// @ts-nocheck -- not type-checked yet: its deliberate wrong-type calls (abuse, validation) are not marked with @ts-expect-error and its inferred types are not declared.
 // SPEC Layer 2b, the streams: procpin/child_process behaves as child_process.spawn does (events, order,
 // arguments, properties, errors) with a ProcessGroup underneath. The cases named "(Node: ...)"
 // are Node's own test/parallel/test-child-process-* cases about spawn on Linux, rewritten here
@@ -46,10 +45,10 @@ test('a failed start leaves a stream given in stdio as it was: this process stil
 test("a connected socket given as a child's stdin is read by the child only, and this process still writes to its peer [L2b.options]", async (t) => {
   const net = await import('node:net');
   const server = net.createServer();
-  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  await new Promise((r) => server.listen(0, '127.0.0.1', () => r(undefined)));
   t.after(() => server.close());
   const accepted = new Promise((r) => server.once('connection', r));
-  const client = net.connect(server.address().port, '127.0.0.1');
+  const client = net.connect(/** @type {import('node:net').AddressInfo} */ (server.address()).port, '127.0.0.1');
   await new Promise((r) => client.once('connect', r));
   const peer = await accepted;
   t.after(() => (peer.destroy(), client.destroy()));

@@ -1,10 +1,13 @@
-// @ts-nocheck -- not type-checked yet: its deliberate wrong-type calls (abuse, validation) are not marked with @ts-expect-error and its inferred types are not declared.
 // procpin/child_process used as a supervisor uses child_process.spawn: the differences a
 // supervisor would trip over, each compared with child_process side by side.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as cp from 'node:child_process';
 import { spawn } from 'procpin/child_process';
+
+/** @typedef {(...args: any[]) => any} Spawner either spawn, called with the same arguments */
+// Object.prototype, as a test pollutes it with keys of its own.
+const proto = /** @type {Record<string, unknown>} */ (Object.prototype);
 
 function events(child) {
   const list = [];
@@ -19,7 +22,7 @@ function events(child) {
 }
 
 test('a timeout that ends the child sets killed, as child_process does [L2b.group]', async () => {
-  for (const impl of [cp.spawn, spawn]) {
+  for (const impl of /** @type {Spawner[]} */ ([cp.spawn, spawn])) {
     for (const killSignal of [undefined, 'SIGKILL']) {
       const r = await events(impl('sleep', ['30'], { timeout: 50, killSignal }));
       assert.equal(r.killed, true, `${impl === spawn ? 'procpin' : 'child_process'} ${killSignal}`);
@@ -29,7 +32,7 @@ test('a timeout that ends the child sets killed, as child_process does [L2b.grou
 });
 
 test('an abort that ends the child sets killed, as child_process does [L2b.group]', async () => {
-  for (const impl of [cp.spawn, spawn]) {
+  for (const impl of /** @type {Spawner[]} */ ([cp.spawn, spawn])) {
     const ac = new AbortController();
     const c = impl('sleep', ['30'], { signal: ac.signal });
     const ended = events(c);
@@ -51,7 +54,7 @@ test("a signal aborted before spawn gives 'spawn' first, then 'error', as child_
 });
 
 test('stdin is destroyed when the child exits: a late write is no uncaught EPIPE, as with child_process [L2b.node-cases]', async () => {
-  for (const impl of [cp.spawn, spawn]) {
+  for (const impl of /** @type {Spawner[]} */ ([cp.spawn, spawn])) {
     const c = impl('true');
     const errors = [];
     const late = new Promise((resolve) =>
@@ -70,7 +73,7 @@ test('stdin is destroyed when the child exits: a late write is no uncaught EPIPE
 test('an env that inherits from another object (Object.create(process.env)) passes the inherited variables, as child_process does [L2b.options]', async () => {
   const env = Object.create({ ...process.env, PROCPIN_INHERITED: 'yes' });
   env.PROCPIN_OWN = 'own';
-  for (const impl of [cp.spawn, spawn]) {
+  for (const impl of /** @type {Spawner[]} */ ([cp.spawn, spawn])) {
     const c = impl('sh', ['-c', 'echo "$PROCPIN_INHERITED $PROCPIN_OWN"'], { env });
     let out = '';
     c.stdout.on('data', (d) => (out += d));
@@ -81,8 +84,8 @@ test('an env that inherits from another object (Object.create(process.env)) pass
 });
 
 test('keys polluted onto Object.prototype reach neither the options nor the environment [L2b.options]', async () => {
-  Object.prototype.PROCPIN_POLLUTED = 'bad';
-  Object.prototype.shell = true;
+  proto.PROCPIN_POLLUTED = 'bad';
+  proto.shell = true;
   try {
     const c = spawn('sh', ['-c', 'echo "[$PROCPIN_POLLUTED]"'], { env: { PATH: process.env.PATH } });
     let out = '';
@@ -92,7 +95,7 @@ test('keys polluted onto Object.prototype reach neither the options nor the envi
     assert.equal(out.trim(), '[]');
     assert.equal(c.spawnfile, 'sh');
   } finally {
-    delete Object.prototype.PROCPIN_POLLUTED;
-    delete Object.prototype.shell;
+    delete proto.PROCPIN_POLLUTED;
+    delete proto.shell;
   }
 });

@@ -1,4 +1,3 @@
-// @ts-nocheck -- not type-checked yet: its deliberate wrong-type calls (abuse, validation) are not marked with @ts-expect-error and its inferred types are not declared.
 // SPEC Layer 2b: procpin/child_process behaves as child_process.spawn does (events, order,
 // arguments, properties, errors) with a ProcessGroup underneath. The cases named "(Node: ...)"
 // are Node's own test/parallel/test-child-process-* cases about spawn on Linux, rewritten here
@@ -13,12 +12,18 @@ import { spawn, ChildProcess, ProcessGroup } from 'procpin/child_process';
 import { isGone, liveMembers, procStat, waitFor } from '../helpers.mjs';
 
 const require = createRequire(import.meta.url);
+/** @typedef {(...args: any[]) => any} Spawner either spawn, called with the same arguments */
 
 /** Records a child's events in order, and resolves at 'close'. */
 function record(child) {
   const events = [];
   for (const ev of ['spawn', 'exit', 'error', 'close']) {
-    child.on(ev, (...args) => events.push([ev, ...args.map((a) => (a instanceof Error ? (a.code ?? a.name) : a))]));
+    child.on(ev, (...args) =>
+      events.push([
+        ev,
+        ...args.map((a) => (a instanceof Error ? (/** @type {NodeJS.ErrnoException} */ (a).code ?? a.name) : a)),
+      ]),
+    );
   }
   const closed = new Promise((resolve) => child.once('close', () => resolve(events)));
   return { events, closed };
@@ -32,7 +37,7 @@ test('require and import give the same spawn; ChildProcess and ProcessGroup come
 });
 
 test('events come in child_process order with its arguments: spawn, exit, close after the output ended (Node: test-child-process-spawn-event) [L2b.events]', async () => {
-  for (const impl of [cp.spawn, spawn]) {
+  for (const impl of /** @type {Spawner[]} */ ([cp.spawn, spawn])) {
     const c = impl('sh', ['-c', 'echo ok; exit 3']);
     const r = record(c);
     let out = '';
@@ -100,6 +105,7 @@ test('kill() sets killed and signalCode; exit gives (null, SIGTERM) (Node: test-
   assert.deepEqual(await r.closed, [['spawn'], ['exit', null, 'SIGTERM'], ['close', null, 'SIGTERM']]);
   assert.equal(c.signalCode, 'SIGTERM');
   assert.equal(c.kill(), false, 'nothing is sent after the exit');
+  // @ts-expect-error not a signal name
   assert.throws(() => c.kill('SIGNOPE'), { code: 'ERR_UNKNOWN_SIGNAL' });
 });
 
@@ -129,12 +135,13 @@ test("a background member holding stdout does not hold 'close': the group is cle
 });
 
 test('timeout sends killSignal, and a bad timeout is ERR_OUT_OF_RANGE (Node: test-child-process-spawn-timeout-kill-signal) [L2b.node-cases]', async () => {
-  for (const killSignal of [undefined, 'SIGKILL']) {
+  for (const killSignal of /** @type {(NodeJS.Signals | undefined)[]} */ ([undefined, 'SIGKILL'])) {
     const c = spawn('sleep', ['300'], { timeout: 5, killSignal });
     const [, sig] = await new Promise((r) => c.once('exit', (...a) => r(a)));
     assert.equal(sig, killSignal ?? 'SIGTERM');
   }
   for (const timeout of ['badValue', {}]) {
+    // @ts-expect-error timeout takes a number
     assert.throws(() => spawn('sleep', ['300'], { timeout }), { code: 'ERR_OUT_OF_RANGE' });
   }
   const ac = new AbortController();
@@ -169,16 +176,23 @@ test('an AbortSignal stops it and emits an AbortError with the reason as cause; 
 
 test('argument combinations are validated as child_process does (Node: test-child-process-spawn-typeerror) [L2b.options]', async () => {
   const type = { code: 'ERR_INVALID_ARG_TYPE', name: 'TypeError' };
+  // @ts-expect-error args is not an array
   assert.throws(() => spawn('x', 'this is not an array'), type);
+  // @ts-expect-error no command
   assert.throws(() => spawn(), type);
   assert.throws(() => spawn(''), { code: 'ERR_INVALID_ARG_VALUE', name: 'TypeError' });
+  // @ts-expect-error the command is not a string
   assert.throws(() => spawn({ toString: () => null }), type);
+  // @ts-expect-error args is not an array
   assert.throws(() => spawn('true', true), type);
   assert.throws(() => spawn('true', [], null), type);
+  // @ts-expect-error options is not an object
   assert.throws(() => spawn('true', [], 1), type);
   assert.throws(() => spawn('true', [], { uid: 2 ** 63 }), type);
   assert.throws(() => spawn('true', [], { gid: 2 ** 63 }), type);
+  // @ts-expect-error options is not an object
   assert.throws(() => spawn('true', [], 's'), type);
+  // @ts-expect-error options is not a plain object
   assert.throws(() => spawn('true', [], []), type);
   const ok = [[], [[]], [[], {}], [{}], [undefined, {}], [null, {}], [[], undefined]];
   const children = ok.map((rest) => spawn('true', ...rest));
@@ -200,11 +214,13 @@ test('NUL bytes in file, args, env or cwd are refused (Node: test-child-process-
 });
 
 test('argv0, spawnfile and spawnargs are as child_process has them, also with shell (Node: test-child-process-spawn-argv0, -spawn-shell) [L2b.node-cases]', async () => {
-  for (const [cmd, args, options] of [
+  /** @type {[string, string[], { argv0?: string, shell?: boolean | string }][]} */
+  const cases = [
     ['sh', ['-c', 'echo $0'], { argv0: 'procpin-argv0' }],
     ['echo $((2+3))', [], { shell: true }],
     ['echo', ['a', 'b'], { shell: '/bin/bash' }],
-  ]) {
+  ];
+  for (const [cmd, args, options] of cases) {
     const theirs = cp.spawn(cmd, args, options);
     const ours = spawn(cmd, args, options);
     assert.equal(ours.spawnfile, theirs.spawnfile);
@@ -238,21 +254,23 @@ test('env is the given one, and process.env without it (Node: test-child-process
 });
 
 test("stdio 'inherit', 'ignore', arrays and 'overlapped' give the streams child_process gives (Node: test-child-process-stdio, -stdio-overlapped) [L2b.node-cases]", () => {
-  for (const stdio of [
+  for (const stdio of /** @type {('inherit' | 'ignore' | 'overlapped' | ('pipe' | 'ignore' | 'inherit')[] | undefined)[]} */ ([
     'inherit',
     'ignore',
     ['pipe', 'ignore', 'inherit'],
     ['ignore', 'pipe'],
     'overlapped',
     undefined,
-  ]) {
+  ])) {
     const theirs = cp.spawn('true', [], { stdio });
     const ours = spawn('true', [], { stdio });
     for (let i = 0; i < 3; i++)
       assert.equal(ours.stdio[i] === null, theirs.stdio[i] === null, `${String(stdio)} [${i}]`);
     ours.kill('SIGKILL');
   }
+  // @ts-expect-error not a stdio value
   assert.throws(() => spawn('true', [], { stdio: 'bogus' }), { code: 'ERR_INVALID_ARG_VALUE' });
+  // @ts-expect-error 'ipc' is not supported
   assert.throws(() => spawn('true', [], { stdio: ['pipe', 'pipe', 'pipe', 'ipc'] }), { code: 'ERR_INVALID_ARG_VALUE' });
 });
 
@@ -291,6 +309,7 @@ test('detached: true makes the group a new session; it is cleaned all the same [
   assert.equal(st.pgid, c.pid);
   c.kill('SIGKILL');
   await new Promise((r) => c.once('close', r));
+  // @ts-expect-error detached takes a boolean
   assert.throws(() => spawn('true', [], { detached: 'yes' }), { code: 'ERR_INVALID_ARG_TYPE' });
 });
 

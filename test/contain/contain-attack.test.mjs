@@ -1,4 +1,3 @@
-// @ts-nocheck -- not type-checked yet: its deliberate wrong-type calls (abuse, validation) are not marked with @ts-expect-error and its inferred types are not declared.
 // Containment under attack: what a hostile command or an abrupt supervisor ending does to
 // 'pidns' and 'cgroup' groups, read from the kernel's record (exit statuses, cgroup directories).
 import { test } from 'node:test';
@@ -9,6 +8,8 @@ import { cgroupBase, cgroupsOf, place } from './contain-helpers.mjs';
 import { isGone, isRoot, need, pkg, runCmd, runNode, tmpDirFor, waitFor } from '../helpers.mjs';
 
 const { spawnGroup } = procpin;
+// Where the cgroup tests make their cgroups ('' when cgroups are unavailable: those tests do not run).
+const mount = typeof place === 'string' ? '' : place.mount;
 
 function available(mode) {
   if (mode === 'cgroup') return isRoot && cgroupBase !== null;
@@ -18,7 +19,7 @@ function available(mode) {
 // The command dies by stop()'s SIGTERM at once; a member it started ignores SIGTERM, so the
 // grace runs out and the group's final SIGKILL ends the member. The result names the command's
 // own death, as for a plain group: the SIGKILL was for the member, not for the command.
-for (const mode of [undefined, 'pidns', 'cgroup']) {
+for (const mode of /** @type {(procpin.ContainMode | undefined)[]} */ ([undefined, 'pidns', 'cgroup'])) {
   const name = mode ?? 'group';
   test(`${name}: stop() reports the command's own SIGTERM death although a member that ignores SIGTERM needed the final SIGKILL [L3a.contain.transparent]`, async (t) => {
     if (mode && !need(t, available(mode), `${mode} needs root here`)) return;
@@ -61,7 +62,7 @@ test(
   { timeout: 20000 },
   async (t) => {
     if (!need(t, available('cgroup'), 'cgroup needs root here')) return;
-    const out = typeof place === 'string' ? '' : `${place.mount}/cgroup.procs`;
+    const out = mount && `${mount}/cgroup.procs`;
     const g = spawnGroup(
       'sh',
       ['-c', `echo $$ > ${out}; (trap 'exit 0' TERM; echo ready; while :; do sleep 0.05; done) & exec sleep 1000`],
@@ -86,7 +87,7 @@ test(
 
 // A command that dumps core is reported as a core dump (CLD_DUMPED), as without containment; the
 // only core file is the command's own (procpin-init writes none of its own).
-for (const mode of [undefined, 'pidns', 'cgroup']) {
+for (const mode of /** @type {(procpin.ContainMode | undefined)[]} */ ([undefined, 'pidns', 'cgroup'])) {
   const name = mode ?? 'group';
   test(`${name}: a command that dumps core is reported as CLD_DUMPED with its signal, and the only core file is its own [L3a.contain.transparent]`, async (t) => {
     if (mode && !need(t, available(mode), `${mode} needs root here`)) return;
@@ -121,7 +122,7 @@ test(
   { timeout: 20000 },
   async (t) => {
     if (!need(t, available('cgroup'), 'cgroup needs root here')) return;
-    const root = `${place.mount}/cgroup.procs`;
+    const root = `${mount}/cgroup.procs`;
     const g = spawnGroup(
       'sh',
       ['-c', `setsid sh -c 'echo $$ > ${root} 2>/dev/null && echo left || echo stayed; exec sleep 1000' & wait`],
@@ -147,7 +148,7 @@ test(
     if (!need(t, available('cgroup'), 'cgroup needs root here')) return;
     const r = await runCmd('setpriv', ['--help']).catch(() => null);
     if (!need(t, r && r.code === 0, 'setpriv (util-linux)')) return;
-    const root = `${place.mount}/cgroup.procs`;
+    const root = `${mount}/cgroup.procs`;
     const g = spawnGroup(
       'setpriv',
       [
@@ -181,7 +182,7 @@ test(
     if (!need(t, available('cgroup'), 'cgroup needs root here')) return;
     const r0 = await runCmd('setpriv', ['--help']).catch(() => null);
     if (!need(t, r0 && r0.code === 0, 'setpriv (util-linux)')) return;
-    const deleg = `${place.mount}/procpin-test-deleg-${process.pid}`;
+    const deleg = `${mount}/procpin-test-deleg-${process.pid}`;
     mkdirSync(deleg);
     t.after(async () => {
       for (const sub of readdirSync(deleg, { withFileTypes: true }))
@@ -218,11 +219,7 @@ test(
     assert.equal(res.containment, 'cgroup');
     const [word, member] = res.out.trim().split(' ');
     assert.equal(word, 'left');
-    assert.equal(
-      res.leader,
-      `0::/${deleg.slice(place.mount.length + 1)}`,
-      "the leader moved into the supervisor's cgroup",
-    );
+    assert.equal(res.leader, `0::/${deleg.slice(mount.length + 1)}`, "the leader moved into the supervisor's cgroup");
     assert.equal(res.signal, 'SIGTERM');
     await waitFor(() => isGone(member), { timeout: 5000, what: 'the process-group member ended' });
   },

@@ -1,4 +1,3 @@
-// @ts-nocheck -- not type-checked yet: its deliberate wrong-type calls (abuse, validation) are not marked with @ts-expect-error and its inferred types are not declared.
 // SPEC Layer 3a "Containment: contain" and Layer 3b sweepCgroups, with real processes: daemons
 // that leave their process group (setsid, setpgid, a double fork) do not outlive the group under
 // 'pidns' or 'cgroup', whether the group is stopped, its leader exits, or the supervisor is
@@ -14,6 +13,7 @@ import { CI, isRoot, need, pkg, procStat, runCmd, tmpDirFor, waitFor, waitForJso
 import { cgroupBase, cgroupsOf as ourCgroups, marked } from './contain-helpers.mjs';
 
 const { spawnGroup, sweepCgroups } = procpin;
+/** @type {procpin.ContainMode[]} */
 const MODES = ['pidns', 'cgroup'];
 
 let seq = 0;
@@ -241,6 +241,7 @@ test("contain: 'auto' says which holds the group; a bad contain value is refused
   assert.equal(g.containment, 'pidns');
   await g.closed;
   assert.equal(spawnGroup('true', [], { stdio: 'ignore' }).containment, 'group');
+  // @ts-expect-error not a containment mode
   assert.throws(() => spawnGroup('true', [], { contain: 'jail' }), { code: 'ERR_INVALID_ARG_VALUE' });
   assert.throws(() => spawnGroup('true', [], { contain: 'pidns', parentDeathSignal: null }), {
     code: 'ERR_PROCPIN_CONTAINMENT_UNAVAILABLE',
@@ -325,6 +326,7 @@ test('sweepCgroups reports nothing to do where there is nothing of dead supervis
   if (!need(t, available('cgroup'), 'cgroup needs root here')) return;
   const r = await sweepCgroups();
   assert.equal(r.removed.filter((e) => e.pid === process.pid).length, 0);
+  // @ts-expect-error dryRun takes a boolean
   await assert.rejects(() => sweepCgroups({ dryRun: 'yes' }), { code: 'ERR_INVALID_ARG_VALUE' });
 });
 

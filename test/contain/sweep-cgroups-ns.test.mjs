@@ -80,6 +80,19 @@ const SWEEP_TWICE = (name) => `
   const real = dry.removed.some((e) => e.name === ${JSON.stringify(name)}) ? null : await sweepCgroups();
   console.log(JSON.stringify({ dry, real, ns: (await import('node:fs')).statSync('/proc/self/ns/pid').ino }));`;
 
+/** The sweep report `res` keeps the cgroup `name` of this supervisor, for 'namespace', and removes it not. */
+function keptForNamespace(res, name, message = undefined) {
+  assert.deepEqual(
+    res.removed.filter((e) => e.name === name),
+    [],
+    message,
+  );
+  assert.deepEqual(
+    res.kept.filter((e) => e.name === name),
+    [{ name, pid: process.pid, reason: 'namespace' }],
+  );
+}
+
 test(
   "cgroup: a live supervisor's cgroup survives sweepCgroups() run from inside a new pid namespace, kept with reason 'namespace' [L3b.cgroups.namespace]",
   { timeout: 40000 },
@@ -89,24 +102,9 @@ test(
     assert.ok(name, "this supervisor's cgroup");
     const { dry, real, ns } = await inNewPidns(SWEEP_TWICE(name));
     assert.notEqual(ns, statSync('/proc/self/ns/pid').ino, 'the sweeper ran in another pid namespace');
-    assert.deepEqual(
-      dry.removed.filter((e) => e.name === name),
-      [],
-      'the dry run would not remove it',
-    );
-    assert.deepEqual(
-      dry.kept.filter((e) => e.name === name),
-      [{ name, pid: process.pid, reason: 'namespace' }],
-    );
+    keptForNamespace(dry, name, 'the dry run would not remove it');
     assert.ok(real !== null, 'the real sweep ran');
-    assert.deepEqual(
-      real.removed.filter((e) => e.name === name),
-      [],
-    );
-    assert.deepEqual(
-      real.kept.filter((e) => e.name === name),
-      [{ name, pid: process.pid, reason: 'namespace' }],
-    );
+    keptForNamespace(real, name);
     assert.ok(existsSync(join(cgroupBase, name)), 'the cgroup is still there');
     assert.ok(alive(g.pid), 'its command still runs');
     await g.stop();
@@ -124,14 +122,7 @@ test(
     const json = await cliStart(['sweep', '--cgroups', '--dry-run', '--json'], { wrapper, input: '' }).result;
     assert.equal(json.code, 0, json.stderr);
     const report = JSON.parse(json.stdout);
-    assert.deepEqual(
-      report.removed.filter((e) => e.name === name),
-      [],
-    );
-    assert.deepEqual(
-      report.kept.filter((e) => e.name === name),
-      [{ name, pid: process.pid, reason: 'namespace' }],
-    );
+    keptForNamespace(report, name);
     const text = await cliStart(['sweep', '--cgroups', '--dry-run'], { wrapper, input: '' }).result;
     assert.equal(text.code, 0, text.stderr);
     const line = text.stdout.split('\n').find((l) => l.includes(name));
