@@ -171,8 +171,11 @@ export interface NativeBinding {
   endKillRehook(): void;
   /** Entries in the table. */
   endKillCount(): number;
-  /** A cgroup.kill descriptor written "1" when this environment or the process ends: slot or -errno. */
-  endKillCgroup(fd: number): number;
+  /**
+   * A cgroup.kill descriptor written "1" when this environment or the process ends, and the
+   * cgroup's directory, removed once emptied when this environment ends: slot or -errno.
+   */
+  endKillCgroup(fd: number, dir?: string): number;
   endKillRemove(slot: number): void;
 
   // Layer 3b (native/sweep.cc): the per-entry sweep work.

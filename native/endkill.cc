@@ -13,16 +13,25 @@
 //   application has no listener of its own, then re-raise.
 #include "endkill.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "child/signal.h"
 #include "child/state.h"
@@ -50,6 +59,23 @@ Entry g_table[kSlots];
 std::atomic<int> g_high{0};  // no slot at or above this was ever used
 std::atomic<int> g_count{0};
 std::atomic<bool> g_hooked{false};
+
+// The directory of each cgroup.kill slot that has one: read and changed only outside signal
+// context (registration, Remove, KillOwner at an environment's teardown), under its mutex. Made
+// once and never destroyed: a Worker may end while the process runs its static destructors.
+struct Dirs {
+  std::mutex mu;
+  std::unordered_map<int, std::string> by_slot;
+};
+Dirs& CgroupDirs() {
+  static Dirs* dirs = new Dirs();
+  return *dirs;
+}
+
+// How long an environment's teardown waits, in all, for the kernel to empty its cgroups after
+// cgroup.kill (typically ~1.5 ms): what is not empty by then stays for the main thread's end or
+// a sweep.
+constexpr int64_t kEmptyWaitNs = 50 * 1000 * 1000;
 
 // Whether the leader is still waitable (running, or a zombie that nobody reaped): only then
 // does its number still name its group. Through its pidfd when there is one; without it, the
@@ -209,7 +235,15 @@ int AddLeader(uintptr_t owner, int pidfd, int procdir, pid_t pid, bool pidfd_gro
                (pidfd_group ? kPidfdGroup : 0) | (by_number ? kByNumber : 0), procdir);
 }
 
-int AddCgroupKill(uintptr_t owner, int fd) { return Claim(owner, kCgroupKill, fd, 0, 0); }
+int AddCgroupKill(uintptr_t owner, int fd, const std::string& dir) {
+  int slot = Claim(owner, kCgroupKill, fd, 0, 0);
+  if (slot >= 0 && !dir.empty()) {
+    Dirs& dirs = CgroupDirs();
+    std::lock_guard<std::mutex> lock(dirs.mu);
+    dirs.by_slot[slot] = dir;
+  }
+  return slot;
+}
 
 void ForgetNumber(int slot) {
   if (slot < 0 || slot >= kSlots) return;
@@ -219,17 +253,113 @@ void ForgetNumber(int slot) {
 void Remove(int slot) {
   if (slot < 0 || slot >= kSlots) return;
   Entry& e = g_table[slot];
+  if (e.kind.load(std::memory_order_acquire) == kCgroupKill) {
+    Dirs& dirs = CgroupDirs();
+    std::lock_guard<std::mutex> lock(dirs.mu);
+    dirs.by_slot.erase(slot);
+  }
   e.flags.store(0, std::memory_order_relaxed);
   e.fd.store(-1, std::memory_order_relaxed);
   e.procdir.store(-1, std::memory_order_relaxed);
   if (e.kind.exchange(kFree) > kClaimed) g_count.fetch_sub(1);
 }
 
+namespace {
+
+int64_t NowNs() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+}
+
+// Removes a cgroup directory and its sub-cgroups, bottom-up, without following links (a cgroup
+// tree holds none). 0, or -errno of the first rmdir that failed; a missing directory is gone.
+int RmdirTree(const std::string& dir) {
+  int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return errno == ENOENT ? 0 : -errno;
+  std::vector<std::string> subs;
+  if (DIR* d = fdopendir(fd)) {  // owns fd from here, closed by closedir
+    while (struct dirent* ent = readdir(d)) {
+      if (ent->d_type != DT_DIR || strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0)
+        continue;
+      subs.push_back(dir + "/" + ent->d_name);
+    }
+    closedir(d);
+  } else {
+    close(fd);
+  }
+  for (const std::string& sub : subs) RmdirTree(sub);
+  if (rmdir(dir.c_str()) == 0 || errno == ENOENT) return 0;
+  return -errno;
+}
+
+// 1: cgroup.events says `populated 0`; 0: populated; -errno: unreadable (ENOENT: gone).
+int Emptied(int events) {
+  char buf[256];
+  ssize_t n = pread(events, buf, sizeof buf - 1, 0);
+  if (n < 0) return -errno;
+  buf[n] = 0;
+  return strstr(buf, "populated 0") != nullptr ? 1 : 0;
+}
+
+// After cgroup.kill: waits (poll: kernfs signals a change of cgroup.events with POLLPRI) until
+// the cgroup is empty or `deadline` has passed, then removes it. True when it is gone.
+bool RemoveWhenEmpty(const std::string& dir, int64_t deadline) {
+  std::string path = dir + "/cgroup.events";
+  int events = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (events < 0) return errno == ENOENT;  // removed already (the main thread's 'exit' hook)
+  bool gone = false;
+  for (;;) {
+    int e = Emptied(events);
+    if (e == -ENODEV || e == -ENOENT) {
+      gone = true;
+      break;
+    }
+    if (e == 1 && RmdirTree(dir) == 0) {
+      gone = true;
+      break;
+    }
+    int64_t left = deadline - NowNs();
+    if (e < 0 || left <= 0) break;
+    struct pollfd pfd = {events, POLLPRI, 0};
+    // Also when populated 0 but rmdir failed (a sub-cgroup was just made): look again soon.
+    int ms = e == 1 ? 1 : static_cast<int>((left + 999999) / 1000000);
+    int r = poll(&pfd, 1, ms);
+    if (r < 0 && errno != EINTR) break;
+  }
+  close(events);
+  return gone;
+}
+
+}  // namespace
+
 void KillOwner(uintptr_t owner) {
   int high = g_high.load();
+  std::vector<int> cgroups;
   for (int i = 0; i < high; ++i) {
-    if (g_table[i].kind.load(std::memory_order_acquire) <= kClaimed) continue;
-    if (g_table[i].owner.load(std::memory_order_relaxed) == owner) KillEntry(g_table[i]);
+    int kind = g_table[i].kind.load(std::memory_order_acquire);
+    if (kind <= kClaimed) continue;
+    if (g_table[i].owner.load(std::memory_order_relaxed) != owner) continue;
+    KillEntry(g_table[i]);
+    if (kind == kCgroupKill) cgroups.push_back(i);
+  }
+  // The owner's JavaScript no longer runs: its emptied cgroups are removed here, and their slots
+  // freed. Their cgroup.kill descriptors stay the caller's: a Worker's environment closes the
+  // descriptors its JavaScript opened after its cleanup hooks (Node tracks them), so closing
+  // them here would close them twice. One that is not empty by the deadline keeps its slot: the
+  // process's end writes cgroup.kill again, and the main thread's end or a sweep removes it.
+  std::vector<std::pair<int, std::string>> dirs;
+  {
+    Dirs& d = CgroupDirs();
+    std::lock_guard<std::mutex> lock(d.mu);
+    for (int slot : cgroups) {
+      auto it = d.by_slot.find(slot);
+      if (it != d.by_slot.end()) dirs.emplace_back(slot, it->second);
+    }
+  }
+  int64_t deadline = NowNs() + kEmptyWaitNs;
+  for (const auto& [slot, dir] : dirs) {
+    if (RemoveWhenEmpty(dir, deadline)) Remove(slot);
   }
 }
 
@@ -261,13 +391,21 @@ Napi::Value EndKillCount(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), Count());
 }
 
-// endKillCgroup(fd) -> slot | -ENOSPC: write "1" to fd (a cgroup.kill) when this environment
-// or the process ends. The caller keeps the descriptor and removes the slot before closing it.
+// endKillCgroup(fd, dir?) -> slot | -ENOSPC: write "1" to fd (a cgroup.kill) when this
+// environment or the process ends; at this environment's end, also remove `dir` (the cgroup)
+// once the kernel has emptied it, and close fd. Until then the caller keeps the descriptor and
+// removes the slot before closing it.
 Napi::Value EndKillCgroup(const Napi::CallbackInfo& info) {
   int32_t fd;
   if (!Int32Arg(info, 0, &fd)) return Napi::Value();
+  bool has_dir = info.Length() >= 2 && !info[1].IsUndefined();
+  if (has_dir && !info[1].IsString()) {
+    Napi::TypeError::New(info.Env(), "argument 1 must be a string").ThrowAsJavaScriptException();
+    return Napi::Value();
+  }
   if (fd < 0) return Result(info.Env(), -EBADF);
-  int slot = AddCgroupKill(Owner(info.Env()), fd);
+  std::string dir = has_dir ? info[1].As<Napi::String>().Utf8Value() : std::string();
+  int slot = AddCgroupKill(Owner(info.Env()), fd, dir);
   return Result(info.Env(), slot < 0 ? -ENOSPC : slot);
 }
 

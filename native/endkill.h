@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <string>
 
 namespace procpin::endkill {
 
@@ -21,14 +22,17 @@ namespace procpin::endkill {
 // allowed while the leader is unreaped. Returns the slot, or -1 when the table is full. Installs
 // the process hooks (atexit, the ending signals) on first use.
 int AddLeader(uintptr_t owner, int pidfd, int procdir, pid_t pid, bool pidfd_group, bool by_number);
-// A cgroup.kill descriptor (opened O_WRONLY | O_CLOEXEC by the caller, who keeps owning it).
-int AddCgroupKill(uintptr_t owner, int fd);
+// A cgroup.kill descriptor (opened O_WRONLY | O_CLOEXEC by the caller, who keeps owning it
+// while its environment lives) and the cgroup's directory (may be empty: none to remove).
+int AddCgroupKill(uintptr_t owner, int fd, const std::string& dir);
 // The leader is about to be reaped, or was lost to someone else's reap: its number is never
 // signalled again (its pidfd still is: it stays bound to the group).
 void ForgetNumber(int slot);
 // The entry is gone (before its descriptor is closed).
 void Remove(int slot);
-// SIGKILLs every entry of `owner` (a Worker's environment ends), and removes them.
+// SIGKILLs every entry of `owner` (its environment ends; not for signal context). Then removes
+// its cgroups once the kernel has emptied them (their sub-cgroups first), waiting at most 50 ms
+// in all, and frees their entries; a cgroup not empty by then keeps its entry.
 void KillOwner(uintptr_t owner);
 // SIGKILLs every entry of the process. Async-signal-safe.
 void KillAll();

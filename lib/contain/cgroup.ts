@@ -207,12 +207,19 @@ function makeCgroup(): NewCgroup | string {
   const place = cgroupPlace();
   if (typeof place === 'string') return place;
   const me = selfOwner();
-  const name = `procpin-${me.pid}-${me.start}-${++cgroupSeq}${me.ns === null ? '' : `-ns${me.ns}`}`;
-  const dir = path.join(place.base, name);
-  try {
-    fs.mkdirSync(dir, { mode: 0o755 });
-  } catch (err) {
-    return `${dir} cannot be made (${(err as Error).message})`;
+  let dir: string;
+  // Each thread (a Worker) counts on its own: a name that another thread of this process took
+  // already is passed over (mkdir is the atomic claim).
+  for (;;) {
+    const name = `procpin-${me.pid}-${me.start}-${++cgroupSeq}${me.ns === null ? '' : `-ns${me.ns}`}`;
+    dir = path.join(place.base, name);
+    try {
+      fs.mkdirSync(dir, { mode: 0o755 });
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST') continue;
+      return `${dir} cannot be made (${(err as Error).message})`;
+    }
   }
   let procs = -1;
   let kill: number;
@@ -226,8 +233,9 @@ function makeCgroup(): NewCgroup | string {
   }
   // Before anything joins it: however this Worker or the process ends (terminate(), exit from
   // anywhere, abort), the native end-kill table writes cgroup.kill, which reaches the members
-  // that left the process group as well.
-  const slot = binding.endKillCgroup(kill);
+  // that left the process group as well; at this environment's end it also removes the
+  // directory once the kernel has emptied it (a Worker's JavaScript no longer runs then).
+  const slot = binding.endKillCgroup(kill, dir);
   if (slot < 0) {
     fs.closeSync(procs);
     fs.closeSync(kill);
