@@ -393,8 +393,8 @@ Napi::Value EndKillCount(const Napi::CallbackInfo& info) {
 
 // endKillCgroup(fd, dir?) -> slot | -ENOSPC: write "1" to fd (a cgroup.kill) when this
 // environment or the process ends; at this environment's end, also remove `dir` (the cgroup)
-// once the kernel has emptied it, and close fd. Until then the caller keeps the descriptor and
-// removes the slot before closing it.
+// once the kernel has emptied it. The descriptor stays the caller's throughout: the caller
+// removes the slot before closing it (a Worker's environment closes it after its teardown).
 Napi::Value EndKillCgroup(const Napi::CallbackInfo& info) {
   int32_t fd;
   if (!Int32Arg(info, 0, &fd)) return Napi::Value();
