@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { claim, claimPidfile, sweep } from 'procpin';
+import { claim, claimPidfile, sweep, sweepCgroups } from 'procpin';
 
 function tmpdir() {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'procpin-pollution-'));
@@ -99,6 +99,20 @@ test('claimPidfile never reads wait or signal polluted onto Object.prototype [C.
       assert.equal(fs.readFileSync(file, 'utf8').trim(), String(process.pid));
       await pf.release();
     });
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('an unknown or unimplemented option throws ERR_INVALID_ARG_VALUE naming it, in sweep, claim, claimPidfile and sweepCgroups, and nothing is made [C.options.unknown]', async () => {
+  const dir = tmpdir();
+  try {
+    const refused = { code: 'ERR_INVALID_ARG_VALUE', message: /options\.bogus/ };
+    await assert.rejects(async () => sweep(dir, { prefix: 'p-', bogus: 1 }), refused);
+    await assert.rejects(async () => claim(dir, 'c-', { bogus: 1 }), refused);
+    await assert.rejects(async () => claimPidfile(path.join(dir, 'pid'), { bogus: 1 }), refused);
+    await assert.rejects(async () => sweepCgroups({ bogus: 1 }), refused);
+    assert.deepEqual(fs.readdirSync(dir), []);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
