@@ -9,9 +9,11 @@
 #include <signal.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <string>
 #include <unordered_map>
+#include <utility>
 
 namespace procpin {
 
@@ -65,7 +67,55 @@ inline void SetFunction(Napi::Env env, Napi::Object exports, const char* name,
   exports.Set(name, Napi::Function::New(env, cb, name));
 }
 
+// One export of a glue file: its name and its function.
+struct Export {
+  const char* name;
+  Napi::Function::Callback cb;
+};
+
+// A test-only export: itself in the test build (PROCPIN_TEST_HOOKS, build-test/); in the production
+// build an empty entry that SetFunctions leaves out, so that neither the function nor its name is
+// in that binary.
+#ifdef PROCPIN_TEST_HOOKS
+#define PROCPIN_TEST_ONLY(name, fn) \
+  { name, fn }
+#else
+#define PROCPIN_TEST_ONLY(name, fn) \
+  { nullptr, nullptr }
+#endif
+
+// exports[name] = fn for each entry of the list, in order (an entry without a function, a
+// test-only one in the production build, is left out): a glue file's Init names its exports once.
+inline void SetFunctions(Napi::Env env, Napi::Object exports, std::initializer_list<Export> list) {
+  for (const Export& e : list) {
+    if (e.cb != nullptr) SetFunction(env, exports, e.name, e.cb);
+  }
+}
+
 inline Napi::Value Result(Napi::Env env, int r) { return Napi::Number::New(env, r); }
+
+template <typename... A, size_t... I>
+inline Napi::Value CallWithInts(const Napi::CallbackInfo& info, int (*f)(A...),
+                                std::index_sequence<I...>) {
+  int32_t v[sizeof...(A) + 1] = {};
+  for (size_t i = 0; i < sizeof...(A); ++i) {
+    if (!Int32Arg(info, i, &v[i])) return Napi::Value();
+  }
+  return Result(info.Env(), f(v[I]...));
+}
+
+template <typename... A>
+constexpr size_t IntArity(int (*)(A...)) {
+  return sizeof...(A);
+}
+
+// The binding of a core call that takes ints and returns an int (its result or -errno): reads
+// arguments 0 to n-1 as int32 (the first that is not one throws, as Int32Arg does), calls F with
+// them and returns its result. For example {"flock", IntCall<sys::FlockOnce>}.
+template <auto F>
+Napi::Value IntCall(const Napi::CallbackInfo& info) {
+  return CallWithInts(info, F, std::make_index_sequence<IntArity(F)>());
+}
 
 // A waitid siginfo_t as JavaScript gets it, { pid, uid, code, status }: the one builder of that
 // object (lib/waitinfo.ts names the code and the signal), for the waitid export and a child's

@@ -69,36 +69,12 @@ Napi::Value CloseRange(const Napi::CallbackInfo& info) { return CloseRangeImpl(i
 Napi::Value CloseRangeLoop(const Napi::CallbackInfo& info) { return CloseRangeImpl(info, true); }
 #endif
 
-Napi::Value Flock(const Napi::CallbackInfo& info) {
-  int32_t fd, op;
-  if (!Int32Arg(info, 0, &fd) || !Int32Arg(info, 1, &op)) return Napi::Value();
-  return Result(info.Env(), sys::FlockOnce(fd, op));
-}
-
-Napi::Value SetPdeathsig(const Napi::CallbackInfo& info) {
-  int32_t sig;
-  if (!Int32Arg(info, 0, &sig)) return Napi::Value();
-  return Result(info.Env(), sys::SetPdeathsig(sig));
-}
-
-Napi::Value GetPdeathsig(const Napi::CallbackInfo& info) {
-  return Result(info.Env(), sys::GetPdeathsig());
-}
-
 Napi::Value SetChildSubreaper(const Napi::CallbackInfo& info) {
   if (info.Length() < 1 || !info[0].IsBoolean()) {
     Napi::TypeError::New(info.Env(), "argument 0 must be a boolean").ThrowAsJavaScriptException();
     return Napi::Value();
   }
   return Result(info.Env(), sys::SetChildSubreaper(info[0].As<Napi::Boolean>().Value()));
-}
-
-Napi::Value GetChildSubreaper(const Napi::CallbackInfo& info) {
-  return Result(info.Env(), sys::GetChildSubreaper());
-}
-
-Napi::Value SigchldIgnored(const Napi::CallbackInfo& info) {
-  return Result(info.Env(), sys::SigchldIgnored());
 }
 
 Napi::Value HasPidfdGroupSignal(const Napi::CallbackInfo& info) {
@@ -179,25 +155,21 @@ Napi::Object Constants(Napi::Env env) {
 }  // namespace
 
 void InitPrimitives(Napi::Env env, Napi::Object exports) {
-  auto fn = [&](const char* name, Napi::Function::Callback cb) {
-    SetFunction(env, exports, name, cb);
-  };
-  fn("pidfdOpen", PidfdOpen);
-  fn("pidfdSendSignal", PidfdSendSignal);
-  fn("waitid", Waitid);
-  fn("closeRange", CloseRange);
-#ifdef PROCPIN_TEST_HOOKS
-  fn("closeRangeLoop", CloseRangeLoop);
-#endif
-  fn("flock", Flock);
-  fn("setPdeathsig", SetPdeathsig);
-  fn("getPdeathsig", GetPdeathsig);
-  fn("setChildSubreaper", SetChildSubreaper);
-  fn("getChildSubreaper", GetChildSubreaper);
-  fn("sigchldIgnored", SigchldIgnored);
-  fn("hasPidfdGroupSignal", HasPidfdGroupSignal);
-  fn("procStat", ProcStat);
-  fn("strerror", Strerror);
+  SetFunctions(env, exports,
+               {{"pidfdOpen", PidfdOpen},
+                {"pidfdSendSignal", PidfdSendSignal},
+                {"waitid", Waitid},
+                {"closeRange", CloseRange},
+                PROCPIN_TEST_ONLY("closeRangeLoop", CloseRangeLoop),
+                {"flock", IntCall<sys::FlockOnce>},
+                {"setPdeathsig", IntCall<sys::SetPdeathsig>},
+                {"getPdeathsig", IntCall<sys::GetPdeathsig>},
+                {"setChildSubreaper", SetChildSubreaper},
+                {"getChildSubreaper", IntCall<sys::GetChildSubreaper>},
+                {"sigchldIgnored", IntCall<sys::SigchldIgnored>},
+                {"hasPidfdGroupSignal", HasPidfdGroupSignal},
+                {"procStat", ProcStat},
+                {"strerror", Strerror}});
   exports.Set("constants", Constants(env));
 }
 

@@ -12,18 +12,6 @@ namespace procpin {
 
 namespace {
 
-Napi::Value TtyGetForeground(const Napi::CallbackInfo& info) {
-  int32_t fd;
-  if (!Int32Arg(info, 0, &fd)) return Napi::Value();
-  return Result(info.Env(), tty::GetForeground(fd));
-}
-
-Napi::Value TtySetForeground(const Napi::CallbackInfo& info) {
-  int32_t fd, pgid;
-  if (!Int32Arg(info, 0, &fd) || !Int32Arg(info, 1, &pgid)) return Napi::Value();
-  return Result(info.Env(), tty::SetForeground(fd, pgid));
-}
-
 // Returns the terminal's modes as an opaque Buffer (a struct termios), or the negative errno.
 Napi::Value TtyGetAttr(const Napi::CallbackInfo& info) {
   int32_t fd;
@@ -56,11 +44,12 @@ Napi::Value GetPgrp(const Napi::CallbackInfo& info) {
 }  // namespace
 
 void InitTty(Napi::Env env, Napi::Object exports) {
-  SetFunction(env, exports, "ttyGetForeground", TtyGetForeground);
-  SetFunction(env, exports, "ttySetForeground", TtySetForeground);
-  SetFunction(env, exports, "ttyGetAttr", TtyGetAttr);
-  SetFunction(env, exports, "ttySetAttr", TtySetAttr);
-  SetFunction(env, exports, "getpgrp", GetPgrp);
+  SetFunctions(env, exports,
+               {{"ttyGetForeground", IntCall<tty::GetForeground>},
+                {"ttySetForeground", IntCall<tty::SetForeground>},
+                {"ttyGetAttr", TtyGetAttr},
+                {"ttySetAttr", TtySetAttr},
+                {"getpgrp", GetPgrp}});
 }
 
 }  // namespace procpin
