@@ -424,11 +424,12 @@ namespace procpin {
 
 void InitEndKill(Napi::Env env, Napi::Object exports) {
   using namespace endkill;
-  SetFunction(env, exports, "endKillAll", EndKillAll);
-  SetFunction(env, exports, "endKillCount", EndKillCount);
-  SetFunction(env, exports, "endKillRehook", EndKillRehook);
-  SetFunction(env, exports, "endKillCgroup", EndKillCgroup);
-  SetFunction(env, exports, "endKillRemove", EndKillRemove);
+  SetFunctions(env, exports,
+               {{"endKillAll", EndKillAll},
+                {"endKillCount", EndKillCount},
+                {"endKillRehook", EndKillRehook},
+                {"endKillCgroup", EndKillCgroup},
+                {"endKillRemove", EndKillRemove}});
 }
 
 }  // namespace procpin
