@@ -83,6 +83,29 @@ class ScanWorker : public PromiseWorker<ScanResult> {
   Napi::Reference<MemoryHandle> handle_;
 };
 
+#ifdef PROCPIN_TEST_HOOKS
+// scanGroupSync(pgid, limit, memory?) -> [count | -errno, first live member | 0], on the calling
+// thread (tests and measurement: a full scan takes milliseconds). The test build only.
+Napi::Value ScanGroupSync(const Napi::CallbackInfo& info) {
+  ScanArgs a;
+  if (!ReadScanArgs(info, &a)) return Napi::Value();
+  pid_t first = 0;
+  int r = scan::CountMembers(a.pgid, a.limit, &first, a.memory);
+  if (a.memory != nullptr) a.memory->busy.store(false);
+  return Pair(info.Env(), r, first);
+}
+
+// scanTestHook(errno?, statOnly?): with an errno (non-zero), every scan and member look fails with
+// it; with statOnly, liveness is read from /proc/PID/stat alone. No arguments: scans are real.
+// The test build only.
+Napi::Value ScanTestHook(const Napi::CallbackInfo& info) {
+  int32_t e = 0;
+  if (info.Length() > 0 && !info[0].IsUndefined() && !Int32Arg(info, 0, &e)) return Napi::Value();
+  scan::SetTestHook(e < 0 ? -e : e, BoolArg(info, 1));
+  return info.Env().Undefined();
+}
+#endif
+
 // createScanMemory() -> the zombie memory of one group's successive scans.
 // Raw calls: node-addon-api's External::New gives an External without env when the creation
 // fails (as it does in a stopping environment), and TypeTag on that is a fatal error.
@@ -120,39 +143,15 @@ Napi::Value GroupMemberLive(const Napi::CallbackInfo& info) {
   return Result(info.Env(), scan::IsMember(pgid, pid));
 }
 
-#ifdef PROCPIN_TEST_HOOKS
-// scanGroupSync(pgid, limit, memory?) -> [count | -errno, first live member | 0], on the calling
-// thread (tests and measurement: a full scan takes milliseconds). The test build only.
-Napi::Value ScanGroupSync(const Napi::CallbackInfo& info) {
-  ScanArgs a;
-  if (!ReadScanArgs(info, &a)) return Napi::Value();
-  pid_t first = 0;
-  int r = scan::CountMembers(a.pgid, a.limit, &first, a.memory);
-  if (a.memory != nullptr) a.memory->busy.store(false);
-  return Pair(info.Env(), r, first);
-}
-
-// scanTestHook(errno?, statOnly?): with an errno (non-zero), every scan and member look fails with
-// it; with statOnly, liveness is read from /proc/PID/stat alone. No arguments: scans are real.
-// The test build only.
-Napi::Value ScanTestHook(const Napi::CallbackInfo& info) {
-  int32_t e = 0;
-  if (info.Length() > 0 && !info[0].IsUndefined() && !Int32Arg(info, 0, &e)) return Napi::Value();
-  scan::SetTestHook(e < 0 ? -e : e, BoolArg(info, 1));
-  return info.Env().Undefined();
-}
-#endif
-
 }  // namespace
 
 void InitScan(Napi::Env env, Napi::Object exports) {
-  SetFunction(env, exports, "createScanMemory", CreateScanMemory);
-  SetFunction(env, exports, "scanGroup", ScanGroup);
-  SetFunction(env, exports, "groupMemberLive", GroupMemberLive);
-#ifdef PROCPIN_TEST_HOOKS
-  SetFunction(env, exports, "scanGroupSync", ScanGroupSync);
-  SetFunction(env, exports, "scanTestHook", ScanTestHook);
-#endif
+  SetFunctions(env, exports,
+               {{"createScanMemory", CreateScanMemory},
+                {"scanGroup", ScanGroup},
+                {"groupMemberLive", GroupMemberLive},
+                PROCPIN_TEST_ONLY("scanGroupSync", ScanGroupSync),
+                PROCPIN_TEST_ONLY("scanTestHook", ScanTestHook)});
 }
 
 }  // namespace procpin

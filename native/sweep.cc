@@ -282,12 +282,11 @@ Napi::Value SweepTestHook(const Napi::CallbackInfo& info) {
 }  // namespace
 
 void InitSweep(Napi::Env env, Napi::Object exports) {
-  SetFunction(env, exports, "sweepDirectory", SweepDirectory);
-  SetFunction(env, exports, "createLocked", CreateLocked);
-  SetFunction(env, exports, "removeHeld", RemoveHeld);
-#ifdef PROCPIN_TEST_HOOKS
-  SetFunction(env, exports, "sweepTestHook", SweepTestHook);
-#endif
+  SetFunctions(env, exports,
+               {{"sweepDirectory", SweepDirectory},
+                {"createLocked", CreateLocked},
+                {"removeHeld", RemoveHeld},
+                PROCPIN_TEST_ONLY("sweepTestHook", SweepTestHook)});
   Napi::Array reasons = Napi::Array::New(env);
   for (int i = 0; i < static_cast<int>(sweep::Outcome::kCount); ++i) {
     reasons.Set(static_cast<uint32_t>(i), Napi::String::New(env, sweep::kOutcomeNames[i]));
