@@ -59,22 +59,9 @@ int LetGo(ChildState* s, siginfo_t* si, bool env_ending) {
 }
 
 Napi::Function ChildHandle::Define(Napi::Env env, Registry* reg) {
-  return DefineClass(env, "ChildHandle",
-                     {
-                         InstanceMethod<&ChildHandle::Pidfd>("pidfd"),
-                         InstanceMethod<&ChildHandle::Poll>("poll"),
-                         InstanceMethod<&ChildHandle::Reap>("reap"),
-                         InstanceMethod<&ChildHandle::Kill>("kill"),
-                         InstanceMethod<&ChildHandle::HasExited>("hasExited"),
-                         InstanceMethod<&ChildHandle::Ref>("ref"),
-                         InstanceMethod<&ChildHandle::Unref>("unref"),
-                         InstanceMethod<&ChildHandle::Close>("close"),
-                         InstanceMethod<&ChildHandle::SignalGroup>("signalGroup"),
-                         InstanceMethod<&ChildHandle::InGroup>("inGroup"),
-                         InstanceMethod<&ChildHandle::ArmEndKill>("armEndKill"),
-                         InstanceMethod<&ChildHandle::KillAndReap>("killAndReap"),
-                     },
-                     reg);
+#define PROCPIN_METHOD(member, name) InstanceMethod<&ChildHandle::member>(name),
+  return DefineClass(env, "ChildHandle", {PROCPIN_CHILD_HANDLE_METHODS(PROCPIN_METHOD)}, reg);
+#undef PROCPIN_METHOD
 }
 
 ChildHandle::ChildHandle(const Napi::CallbackInfo& info) : Napi::ObjectWrap<ChildHandle>(info) {

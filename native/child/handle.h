@@ -9,6 +9,22 @@
 
 namespace procpin::child {
 
+// The methods JavaScript calls, each named once as X(member, "name"), in the order the class
+// defines them; signalGroup, inGroup and armEndKill are in leader.cc.
+#define PROCPIN_CHILD_HANDLE_METHODS(X) \
+  X(Pidfd, "pidfd")                     \
+  X(Poll, "poll")                       \
+  X(Reap, "reap")                       \
+  X(Kill, "kill")                       \
+  X(HasExited, "hasExited")             \
+  X(Ref, "ref")                         \
+  X(Unref, "unref")                     \
+  X(Close, "close")                     \
+  X(SignalGroup, "signalGroup")         \
+  X(InGroup, "inGroup")                 \
+  X(ArmEndKill, "armEndKill")           \
+  X(KillAndReap, "killAndReap")
+
 class ChildHandle : public Napi::ObjectWrap<ChildHandle> {
  public:
   static Napi::Function Define(Napi::Env env, Registry* reg);
@@ -20,19 +36,9 @@ class ChildHandle : public Napi::ObjectWrap<ChildHandle> {
   void Detach() { state_ = nullptr; }
 
  private:
-  Napi::Value Pidfd(const Napi::CallbackInfo& info);
-  Napi::Value Poll(const Napi::CallbackInfo& info);
-  Napi::Value Reap(const Napi::CallbackInfo& info);
-  Napi::Value Kill(const Napi::CallbackInfo& info);
-  Napi::Value KillAndReap(const Napi::CallbackInfo& info);
-  Napi::Value HasExited(const Napi::CallbackInfo& info);
-  Napi::Value Ref(const Napi::CallbackInfo& info);
-  Napi::Value Unref(const Napi::CallbackInfo& info);
-  Napi::Value Close(const Napi::CallbackInfo& info);
-  // leader.cc
-  Napi::Value SignalGroup(const Napi::CallbackInfo& info);
-  Napi::Value InGroup(const Napi::CallbackInfo& info);
-  Napi::Value ArmEndKill(const Napi::CallbackInfo& info);
+#define PROCPIN_DECLARE_METHOD(member, name) Napi::Value member(const Napi::CallbackInfo& info);
+  PROCPIN_CHILD_HANDLE_METHODS(PROCPIN_DECLARE_METHOD)
+#undef PROCPIN_DECLARE_METHOD
 
   ChildState* state_ = nullptr;
 };
