@@ -3,21 +3,8 @@
  * stranger, and a dead owner's leftovers get swept.
  * @module procpin
  */
-export {
-  constants,
-  waitid,
-  pidfdOpen,
-  pidfdSendSignal,
-  setParentDeathSignal,
-  getParentDeathSignal,
-  setChildSubreaper,
-  isChildSubreaper,
-  closeRange,
-  flockSync,
-  flock,
-  tryLock,
-} from './primitives';
-export type { FlockOptions } from './primitives';
+// Layer 1: the kernel primitives, every export of lib/primitives.ts (it exports nothing else).
+export * from './primitives';
 export type { Signal } from './signals';
 export type { WaitInfo, WaitCode } from './waitinfo';
 export type { ProcpinSystemError, ProcpinLockedError } from './errors';
