@@ -7,7 +7,7 @@
  * `child_process.spawn` and tree-kill switches by changing its import.
  * @module procpin/child_process
  */
-import { spawnArguments } from './child/child';
+import { readSpawnCall } from './child/child';
 import { abortError } from './errors';
 import {
   GROUP_OPTIONS,
@@ -30,7 +30,7 @@ import {
 import { failedStart, watch } from './child_process/events';
 import { kill, track } from './child_process/kill';
 import { validateChildProcessSignal } from './signals';
-import { invalidArgType, outOfRange, readOptions, validateAbortSignal } from './validate';
+import { invalidArgType, outOfRange, validateAbortSignal } from './validate';
 
 export { collectOutput, stdioEnded } from './group/output';
 export type { CollectOptions, GroupOutput, MaxBufferError } from './group/output';
@@ -75,9 +75,15 @@ export function spawn(
   argsOrOptions?: readonly string[] | SpawnOptions,
   maybeOptions?: SpawnOptions,
 ): ChildProcess {
-  const [args, options] = spawnArguments(command, argsOrOptions, maybeOptions, spawn);
-  if (options === null) throw invalidArgType('options', 'of type object', options, spawn);
-  const opts = readOptions<SpawnOptions>(options, 'options', ADAPTER_OPTIONS, spawn, UNSUPPORTED);
+  // A null options object is refused by readOptions as child_process refuses it: ERR_INVALID_ARG_TYPE.
+  const [args, opts] = readSpawnCall(
+    command,
+    argsOrOptions,
+    maybeOptions,
+    ADAPTER_OPTIONS,
+    spawn,
+    UNSUPPORTED,
+  );
   // child_process's own error codes for these (procpin's spawn says ERR_OUT_OF_RANGE for both).
   for (const id of ['uid', 'gid'] as const) {
     const v = opts[id];

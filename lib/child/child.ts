@@ -16,7 +16,13 @@ import { handOverStreams, type SpawnSpec } from './spawn-options';
 import { toWaitInfo, type WaitInfo } from '../waitinfo';
 
 // What was in this module before it was split: importable from here as before.
-export { prepareSpawn, readEnding, SPAWN_OPTIONS, spawnArguments } from './spawn-options';
+export {
+  prepareSpawn,
+  readEnding,
+  readSpawnCall,
+  SPAWN_OPTIONS,
+  spawnArguments,
+} from './spawn-options';
 export type { SpawnOptions, SpawnRewrite, SpawnSpec, StdioEntry } from './spawn-options';
 export { openProcess, ProcessHandle } from './process-handle';
 export { spawn, spawnRewritten } from './spawn';

@@ -3,13 +3,12 @@
  * and `killSignal` applied to the child, everything else validated by ./spawn-options.
  * @module
  */
-import { readOptions } from '../validate';
 import { startChild, startLeader, type Child } from './child';
 import {
   prepareSpawn,
   readEnding,
   SPAWN_OPTIONS,
-  spawnArguments,
+  readSpawnCall,
   type SpawnOptions,
   type SpawnRewrite,
 } from './spawn-options';
@@ -38,8 +37,7 @@ export function spawn(
   argsOrOptions?: readonly string[] | SpawnOptions,
   maybeOptions?: SpawnOptions,
 ): Child {
-  const [args, options] = spawnArguments(file, argsOrOptions, maybeOptions, spawn);
-  const opts = readOptions<SpawnOptions>(options, 'options', SPAWN_OPTIONS, spawn);
+  const [args, opts] = readSpawnCall(file, argsOrOptions, maybeOptions, SPAWN_OPTIONS, spawn);
   const { killSignal, timeout, abort } = readEnding(opts, spawn);
   const spec = prepareSpawn(file, args, opts, spawn);
   let child: Child | null = null;
@@ -82,11 +80,10 @@ export function spawnRewritten(
   maybeOptions?: SpawnOptions,
   rewrite?: SpawnRewrite,
 ): Child {
-  const [args, options] = spawnArguments(file, argsOrOptions, maybeOptions, spawn);
   const known = SPAWN_OPTIONS.filter(
     (k) => k !== 'signal' && k !== 'timeout' && k !== 'killSignal',
   );
-  const opts = readOptions<SpawnOptions>(options, 'options', known, spawn);
+  const [args, opts] = readSpawnCall(file, argsOrOptions, maybeOptions, known, spawn);
   const spec = prepareSpawn(file, args, opts, spawn);
   return startLeader(rewrite ? rewrite(spec) : spec);
 }

@@ -10,7 +10,7 @@ import {
   Child,
   prepareSpawn,
   readEnding,
-  spawnArguments,
+  readSpawnCall,
   SPAWN_OPTIONS,
   startLeader,
   type SpawnOptions,
@@ -264,9 +264,8 @@ export function spawnGroup(
   argsOrOptions?: readonly string[] | SpawnGroupOptions,
   maybeOptions?: SpawnGroupOptions,
 ): ProcessGroup {
-  const [args, options] = spawnArguments(file, argsOrOptions, maybeOptions, spawnGroup);
   // Read once: validation, the spawn and the cleanup all see the same values.
-  const opts = readOptions<SpawnGroupOptions>(options, 'options', GROUP_OPTIONS, spawnGroup);
+  const [args, opts] = readSpawnCall(file, argsOrOptions, maybeOptions, GROUP_OPTIONS, spawnGroup);
   const { killSignal, grace, timeout, abort } = readEnding(opts, spawnGroup, 5000);
   const foreground =
     opts.foreground === undefined
