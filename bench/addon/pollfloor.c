@@ -142,30 +142,34 @@ static Watch* Start(napi_env env, napi_value arr) {
   return w;
 }
 
-static napi_value WatchCb(napi_env env, napi_callback_info info) {
+// The arguments of watch and watchPromise: at least `need` of them, or a TypeError saying `usage`.
+// Starts the watch on argument 0 (argv) and hands back argument 1 in *second (NULL when absent);
+// NULL when nothing started (an exception is pending).
+static Watch* StartFromArgs(napi_env env, napi_callback_info info, size_t need, const char* usage,
+                            napi_value* second) {
   size_t argc = 2;
   napi_value args[2];
   napi_get_cb_info(env, info, &argc, args, NULL, NULL);
-  if (argc < 2) {
-    napi_throw_type_error(env, NULL, "watch(argv, cb)");
+  if (argc < need) {
+    napi_throw_type_error(env, NULL, usage);
     return NULL;
   }
-  Watch* w = Start(env, args[0]);
-  if (w) napi_create_reference(env, args[1], 1, &w->cb);
+  *second = argc > 1 ? args[1] : NULL;
+  return Start(env, args[0]);
+}
+
+static napi_value WatchCb(napi_env env, napi_callback_info info) {
+  napi_value cb;
+  Watch* w = StartFromArgs(env, info, 2, "watch(argv, cb)", &cb);
+  if (w) napi_create_reference(env, cb, 1, &w->cb);
   return NULL;
 }
 
 static napi_value WatchPromise(napi_env env, napi_callback_info info) {
-  size_t argc = 2;
-  napi_value args[2];
-  napi_get_cb_info(env, info, &argc, args, NULL, NULL);
-  if (argc < 1) {
-    napi_throw_type_error(env, NULL, "watchPromise(argv[, reapFirst])");
-    return NULL;
-  }
-  Watch* w = Start(env, args[0]);
+  napi_value reap_first;
+  Watch* w = StartFromArgs(env, info, 1, "watchPromise(argv[, reapFirst])", &reap_first);
   if (!w) return NULL;
-  if (argc > 1) napi_get_value_bool(env, args[1], &w->reap_first);
+  if (reap_first) napi_get_value_bool(env, reap_first, &w->reap_first);
   napi_value promise;
   napi_create_promise(env, &w->deferred, &promise);
   return promise;
