@@ -1,5 +1,6 @@
 // Shared test helpers: read the kernel's own record of processes, wait for conditions with a
 // bound (never a fixed sleep), and make "needs root / a kernel feature" fail under CI=true.
+import assert from 'node:assert/strict';
 import { spawn as cpSpawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -147,6 +148,18 @@ export function runCmd(cmd, args, { env = {}, timeout = 30000, input, extraStdio
  */
 export function runNode(code, { args = [], ...options } = {}) {
   return runCmd(process.execPath, ['--input-type=module', '-e', code, ...args], options);
+}
+
+/**
+ * Asserts that a run exited with status 0 and was not killed by a signal (its stderr the message
+ * of either failure), and returns its stdout.
+ * @param {RunResult} r
+ * @returns {string}
+ */
+export function exitedZero(r) {
+  assert.equal(r.signal, null, r.stderr);
+  assert.equal(r.code, 0, r.stderr);
+  return r.stdout;
 }
 
 export function sh(cmd) {

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { root, runNode } from '../helpers.mjs';
+import { exitedZero, root, runNode } from '../helpers.mjs';
 
 const pkgUrl = JSON.stringify(pathToFileURL(join(root, 'dist', 'index.js')).href);
 
@@ -60,9 +60,7 @@ test('default-environment spawns racing a SHARE_ENV Worker that rewrites process
     console.log(JSON.stringify(out));`,
     { timeout: 120000 },
   );
-  assert.equal(r.signal, null, r.stderr);
-  assert.equal(r.code, 0, r.stderr);
-  const out = JSON.parse(r.stdout);
+  const out = JSON.parse(exitedZero(r));
   assert.deepEqual(
     { failed: out.failed, bad: out.bad, spawned: out.spawned, samples: out.samples },
     { failed: {}, bad: 0, spawned: 600, samples: [] },

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { root, runNode } from '../helpers.mjs';
+import { exitedZero, root, runNode } from '../helpers.mjs';
 
 const pkgUrl = JSON.stringify(pathToFileURL(join(root, 'dist', 'index.js')).href);
 
@@ -68,9 +68,7 @@ test('the main thread and four Workers spawning at once each get their own child
     console.log(JSON.stringify({ bad: [...mine, ...theirs], base, during: during - base, after: stacks() - base }));`,
     { timeout: 120000 },
   );
-  assert.equal(r.signal, null, r.stderr);
-  assert.equal(r.code, 0, r.stderr);
-  const out = JSON.parse(r.stdout);
+  const out = JSON.parse(exitedZero(r));
   assert.deepEqual(
     { bad: out.bad, base: out.base, during: out.during, after: out.after },
     { bad: [], base: 1, during: 4, after: 0 },
