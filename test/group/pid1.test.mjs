@@ -30,25 +30,25 @@ async function asPid1(mode) {
   return o;
 }
 
+/** A test's body: the supervisor run as PID 1 in `mode` (asPid1 checks what it leaves), then `check` on its report. */
+const pid1Run = (mode, check) => async (t) => {
+  if (!need(t, canPidNs, 'needs root and unshare --pid')) return;
+  check(await asPid1(mode));
+};
+
 test(
   'a PID 1 supervisor that stops its groups leaves no member alive and no zombie, each leader ended by SIGTERM [L3a.subreaper]',
   { timeout: 90000 },
-  async (t) => {
-    if (!need(t, canPidNs, 'needs root and unshare --pid')) return;
-    const o = await asPid1('stop');
+  pid1Run('stop', (o) => {
     assert.equal(o.up, 15, 'leaders and members were running');
     assert.deepEqual(o.results, Array(5).fill([null, 'SIGTERM', true]));
-  },
+  }),
 );
 
 test(
   'a PID 1 supervisor whose leaders exit on their own leaves no member alive and no zombie, each exit status exact [L3a.subreaper]',
   { timeout: 90000 },
-  async (t) => {
-    if (!need(t, canPidNs, 'needs root and unshare --pid')) return;
-    const o = await asPid1('exit');
-    assert.deepEqual(o.results, Array(5).fill([7, null, false]));
-  },
+  pid1Run('exit', (o) => assert.deepEqual(o.results, Array(5).fill([7, null, false]))),
 );
 
 test(
