@@ -22,6 +22,19 @@ import {
 
 const P = 'prefix-';
 
+/**
+ * Sweeps `dir` for `prefix` and asserts that nothing was removed and that exactly `kept` was kept,
+ * as [name, reason] pairs in name order.
+ * @param {string} dir
+ * @param {string} prefix
+ * @param {[string, string][]} kept
+ */
+async function sweepKeepsAll(dir, prefix, kept) {
+  const r = await procpin.sweep(dir, { prefix });
+  assert.deepEqual(r.removed, []);
+  assert.deepEqual(keptReasons(r).sort(), kept);
+}
+
 test("a dead owner's non-empty directory, file and socket go; pid 1's, our own and a live child's entries stay [L3b.sweep.dead]", async (t) => {
   const d = scratch(t);
   const dead = await deadPid();
@@ -93,9 +106,7 @@ test('a symlink named like a dead owner is kept as a symlink and its target is u
   writeFileSync(join(d.path, 'target-file'), 'x');
   symlinkSync(target, join(d.path, `${P}${dead}`));
   symlinkSync(join(d.path, 'target-file'), join(d.path, `${P}${dead}.f`));
-  const r = await procpin.sweep(d.path, { prefix: P });
-  assert.deepEqual(r.removed, []);
-  assert.deepEqual(keptReasons(r).sort(), [
+  await sweepKeepsAll(d.path, P, [
     [`${P}${dead}`, 'symlink'],
     [`${P}${dead}.f`, 'symlink'],
   ]);
@@ -150,9 +161,7 @@ test('an entry whose lock a live process holds is kept as locked, and goes once 
   const h1 = await lockHolder(dir, { dir: true });
   const h2 = await lockHolder(file);
   try {
-    const r = await procpin.sweep(d.path, { prefix: P });
-    assert.deepEqual(r.removed, []);
-    assert.deepEqual(keptReasons(r).sort(), [
+    await sweepKeepsAll(d.path, P, [
       [`${P}${dead}`, 'locked'],
       [`${P}${dead}.lock`, 'locked'],
     ]);
