@@ -39,6 +39,18 @@ function onTerminal(cmd, { timeout = 20000 } = {}) {
   });
 }
 
+/**
+ * Waits for procpin (its pid) to exit, then for bash to report `rc` as its exit status.
+ * @param {{ run: (line: string) => void, pane: () => string }} sh
+ * @param {number} procpin
+ * @param {number} rc
+ */
+async function exitStatusIs(sh, procpin, rc) {
+  await waitFor(() => isGone(procpin), { what: 'procpin exited' });
+  sh.run('echo "rc=$?"');
+  await waitFor(() => new RegExp(`rc=${rc}`).test(sh.pane()), { what: `exit status ${rc}` });
+}
+
 test('on a terminal the group gets the foreground, and procpin takes it back at the end [CLI.run.tty]', async (t) => {
   if (!need(t, has('script'), 'script(1) (util-linux) is needed for a pseudo-terminal')) return;
   const r = await onTerminal(
@@ -184,9 +196,7 @@ test('in an interactive shell ^Z stops the job, bg and fg continue it, ^C reache
     await waitFor(() => /got=two/.test(sh.pane()), { what: 'the command reading the terminal again' });
 
     sh.key('C-c');
-    await waitFor(() => isGone(procpin), { what: 'procpin exited' });
-    sh.run('echo "rc=$?"');
-    await waitFor(() => /rc=130/.test(sh.pane()), { what: 'exit status 130' });
+    await exitStatusIs(sh, procpin, 130);
     assert.doesNotMatch(sh.pane(), /received SIGINT/, '^C went to the group, not to procpin');
     assert.ok(isGone(leader));
   });
@@ -206,9 +216,7 @@ test('started in the background, a command that reads the terminal stops the job
     sh.run('fg');
     await waitFor(() => procStat(leader)?.tpgid === leader, { what: 'the command in the foreground' });
     sh.run('hello');
-    await waitFor(() => isGone(procpin), { what: 'procpin exited' });
-    sh.run('echo "rc=$?"');
-    await waitFor(() => /rc=3/.test(sh.pane()), { what: 'exit status 3' });
+    await exitStatusIs(sh, procpin, 3);
     assert.match(sh.pane(), /got=hello/);
   });
 });
@@ -229,9 +237,7 @@ test('a job brought to the foreground while running gets the terminal when it fi
     writeFileSync(go, '');
     await waitFor(() => procStat(leader)?.tpgid === leader, { what: 'the command given the terminal' });
     sh.run('three');
-    await waitFor(() => isGone(procpin), { what: 'procpin exited' });
-    sh.run('echo "rc=$?"');
-    await waitFor(() => /rc=3/.test(sh.pane()), { what: 'exit status 3' });
+    await exitStatusIs(sh, procpin, 3);
     assert.match(sh.pane(), /got=three/);
     assert.doesNotMatch(sh.pane(), /Stopped/);
   });
