@@ -1,4 +1,3 @@
-// @ts-nocheck -- deliberate abuse: keys polluted onto Object.prototype.
 // Every option left out is its default, also when Object.prototype carries a key of that name:
 // sweep, claim and claimPidfile read only the options they were given.
 import { test } from 'node:test';
@@ -108,9 +107,13 @@ test('an unknown or unimplemented option throws ERR_INVALID_ARG_VALUE naming it,
   const dir = tmpdir();
   try {
     const refused = { code: 'ERR_INVALID_ARG_VALUE', message: /options\.bogus/ };
+    // @ts-expect-error an option that does not exist, on purpose: it must be refused
     await assert.rejects(async () => sweep(dir, { prefix: 'p-', bogus: 1 }), refused);
+    // @ts-expect-error an option that does not exist, on purpose: it must be refused
     await assert.rejects(async () => claim(dir, 'c-', { bogus: 1 }), refused);
+    // @ts-expect-error an option that does not exist, on purpose: it must be refused
     await assert.rejects(async () => claimPidfile(path.join(dir, 'pid'), { bogus: 1 }), refused);
+    // @ts-expect-error an option that does not exist, on purpose: it must be refused
     await assert.rejects(async () => sweepCgroups({ bogus: 1 }), refused);
     assert.deepEqual(fs.readdirSync(dir), []);
   } finally {
