@@ -1,4 +1,3 @@
-// @ts-nocheck -- deliberate abuse: pids that are not pids, handed to tree-kill's call shape.
 // procpin/child_process as a supervisor imports it: tree-kill's callback gets every error, and
 // the module's default import is the namespace that node:child_process's default import is.
 import { test } from 'node:test';
@@ -13,9 +12,11 @@ test('kill(pid, signal, callback) hands a pid that cannot be one to the callback
   await new Promise((resolve) => stranger.once('spawn', resolve));
   try {
     for (const pid of ['1', String(stranger.pid), -1, 0, -stranger.pid, 1.5, NaN, undefined]) {
+      /** @type {NodeJS.ErrnoException | null | undefined} */
       let err;
       assert.doesNotThrow(() => {
         assert.equal(
+          // @ts-expect-error pids that are not pids, on purpose: each must be refused
           drop.kill(pid, 'SIGKILL', (e) => (err = e)),
           false,
         );
