@@ -16,13 +16,8 @@ import { handOverStreams, type SpawnSpec } from './spawn-options';
 import { toWaitInfo, type WaitInfo } from '../waitinfo';
 
 // What was in this module before it was split: importable from here as before.
-export {
-  prepareSpawn,
-  readEnding,
-  readSpawnCall,
-  SPAWN_OPTIONS,
-  spawnArguments,
-} from './spawn-options';
+export { prepareSpawn, readEnding, SPAWN_OPTIONS, spawnArguments } from './spawn-options';
+export { readSpawnCall } from './spawn-call';
 export type { SpawnOptions, SpawnRewrite, SpawnSpec, StdioEntry } from './spawn-options';
 export { openProcess, ProcessHandle } from './process-handle';
 export { spawn, spawnRewritten } from './spawn';

@@ -12,7 +12,6 @@ import {
   invalidArgType,
   invalidArgValue,
   inheritedKeys,
-  readOptions,
   validateAbortSignal,
   validateBoolean,
   validateInteger,
@@ -143,24 +142,6 @@ export function spawnArguments<O>(
     options = argsOrOptions as O;
   }
   return [args.map((a, i) => validateCString(a, `args[${i}]`, caller)), options];
-}
-
-/**
- * A spawn call's arguments, read once: the file and args as {@link spawnArguments} takes them,
- * then the options through readOptions with the names in `known` (the `unsupported` ones known
- * but refused). The one reading of a spawn's, a group's and the child_process adapter's call.
- * @internal
- */
-export function readSpawnCall<O extends object>(
-  file: unknown,
-  argsOrOptions: readonly string[] | O | undefined,
-  maybeOptions: O | undefined,
-  known: readonly string[],
-  caller: (...a: never[]) => unknown,
-  unsupported?: Readonly<Record<string, string>>,
-): [readonly string[], Partial<O>] {
-  const [args, options] = spawnArguments(file, argsOrOptions, maybeOptions, caller);
-  return [args, readOptions<O>(options, 'options', known, caller, unsupported)];
 }
 
 /**

@@ -8,10 +8,10 @@ import {
   prepareSpawn,
   readEnding,
   SPAWN_OPTIONS,
-  readSpawnCall,
   type SpawnOptions,
   type SpawnRewrite,
 } from './spawn-options';
+import { readSpawnCall } from './spawn-call';
 
 /**
  * Starts `file` with `args`, from the addon, and returns the {@link Child} that holds it.
