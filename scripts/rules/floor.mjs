@@ -96,6 +96,18 @@ export const RULES_FLOOR = [
       "'neither prebuild in the packed tarball holds a test hook",
     ],
   },
+  {
+    id: 'A.promise-worker',
+    rule: 'One async-work base: every threadpool job that settles a promise is a PromiseWorker',
+    section: 'docs/architecture.md',
+    tests: ["'one async-work base: only native/promise_worker.h derives from Napi::AsyncWorker"],
+  },
+  {
+    id: 'A.size',
+    rule: 'No source under lib/ or native/ over 400 lines (the one listed exception may not grow)',
+    section: 'docs/architecture.md',
+    tests: ["'no source under lib/ or native/ is over 400 lines"],
+  },
 
   // --- Packaging ---------------------------------------------------------------------------
   {
