@@ -103,6 +103,12 @@ export const RULES_FLOOR = [
     tests: ["'one async-work base: only native/promise_worker.h derives from Napi::AsyncWorker"],
   },
   {
+    id: 'A.no-backdoor',
+    rule: 'No veto or pidfd-keeping reap on a public class: the group reaches its leader through LeaderControl',
+    section: 'docs/architecture.md',
+    tests: ["'no backdoor on a public class"],
+  },
+  {
     id: 'A.size',
     rule: 'No source under lib/ or native/ over 400 lines (the one listed exception may not grow)',
     section: 'docs/architecture.md',

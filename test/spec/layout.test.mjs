@@ -118,3 +118,26 @@ test('no source under lib/ or native/ is over 400 lines, but for the one listed,
   assert.deepEqual(over, []);
   assert.ok(sources.length > 50, `${sources.length} sources read`);
 });
+
+test('no backdoor on a public class: Child and ProcessHandle have no setGuard or reapKeepingPidfd, and no source keeps a pidfd across a reap on request [A.no-backdoor]', async () => {
+  const { Child, ProcessHandle } = await import(join(root, 'dist', 'index.js'));
+  for (const cls of [Child, ProcessHandle]) {
+    const names = Object.getOwnPropertyNames(cls.prototype);
+    assert.ok(names.includes('kill'), `${cls.name}: ${names.join()}`);
+    assert.deepEqual(
+      names.filter((n) => n === 'setGuard' || n === 'reapKeepingPidfd'),
+      [],
+      cls.name,
+    );
+  }
+  const sources = [
+    ...filesUnder(native),
+    ...readdirSync(join(root, 'lib'), { recursive: true, encoding: 'utf8' })
+      .filter((f) => /\.m?ts$/.test(f))
+      .map((f) => join(root, 'lib', f)),
+  ];
+  const backdoors = sources
+    .filter((f) => /setGuard|reapKeepingPidfd|keepPidfd|keep_pidfd/.test(readFileSync(f, 'utf8')))
+    .map((f) => relative(root, f));
+  assert.deepEqual(backdoors, []);
+});
