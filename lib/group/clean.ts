@@ -7,7 +7,14 @@
  * @module
  */
 import { SIGNALS } from '../signals';
-import { FIRST_SCAN_MS, MAX_SCAN_MS, NO_GRACE_SCAN_MS, nextDelay, ORPHAN_REAP_MS } from './scan';
+import {
+  backoff,
+  FIRST_SCAN_MS,
+  MAX_SCAN_MS,
+  NO_GRACE_SCAN_MS,
+  nextDelay,
+  ORPHAN_REAP_MS,
+} from './scan';
 import type { GroupOps, GroupPhase, GroupPolicy, ScanResult } from './types';
 
 const { SIGKILL, SIGCONT } = SIGNALS;
@@ -76,7 +83,7 @@ export async function runCleanup(s: CleanupSteps): Promise<void> {
     delay = FIRST_SCAN_MS;
     while (!s.leaderDone()) {
       await s.pause(delay);
-      delay = Math.min(delay * 2, MAX_SCAN_MS);
+      delay = backoff(delay);
     }
   }
   // The grace did not empty the group: the last scan (at most MAX_SCAN_MS ago) saw a live
@@ -110,6 +117,6 @@ async function reapOrphans(s: CleanupSteps): Promise<void> {
     const live = alive === 0 ? await s.scan(MAX_SCAN_MS) : 1;
     if ((alive <= 0 && live === 0) || ops.now() >= end) return;
     await s.pause(delay);
-    delay = Math.min(delay * 2, MAX_SCAN_MS);
+    delay = backoff(delay);
   }
 }

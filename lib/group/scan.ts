@@ -33,6 +33,11 @@ export function nextDelay(delay: number, elapsed: number): number {
   return Math.min(delay * 2, elapsed < EARLY_PERIOD_MS ? EARLY_SCAN_MS : MAX_SCAN_MS);
 }
 
+/** The pause after `delay` while waiting on the leader or the orphans: doubled, at most MAX_SCAN_MS. */
+export function backoff(delay: number): number {
+  return Math.min(delay * 2, MAX_SCAN_MS);
+}
+
 /** A count limit as the native scan takes it: at least 1, at most an int32. */
 export function toLimit(limit: number): number {
   return limit >= INT32_MAX ? INT32_MAX : Math.max(1, Math.floor(limit));
