@@ -122,7 +122,8 @@ bool Unpack(const Napi::CallbackInfo& info, SpawnArgs* a) {
   // child never reads the live environ, which a SHARE_ENV Worker may be reallocating meanwhile.
   // It comes as one string, the variables separated by NUL (see EnvBlock).
   if (info.Length() < 9 || !StringArray(env, info[0], "candidates", &a->candidates) ||
-      !StringArray(env, info[1], "argv", &a->argv) || !EnvBlock(env, info[2], &a->envblock, &a->envp)) {
+      !StringArray(env, info[1], "argv", &a->argv) ||
+      !EnvBlock(env, info[2], &a->envblock, &a->envp)) {
     if (!env.IsExceptionPending()) {
       Napi::TypeError::New(env, "spawn takes 9 arguments").ThrowAsJavaScriptException();
     }
