@@ -75,6 +75,17 @@ Napi::Value Flock(const Napi::CallbackInfo& info) {
   return Result(info.Env(), sys::FlockOnce(fd, op));
 }
 
+// closeFd(fd): close(2) of a descriptor the addon made (a pidfd, a spawn's pipe end). In a Worker,
+// Node tracks what `fs` opens and warns when `fs` closes anything else, so what the addon opened
+// the addon closes. 0 or -errno; EINTR counts as closed (Linux frees the number first).
+Napi::Value CloseFd(const Napi::CallbackInfo& info) {
+  int32_t fd;
+  if (!Int32Arg(info, 0, &fd)) return Napi::Value();
+  if (fd < 0) return Result(info.Env(), -EBADF);
+  int r = close(fd);
+  return Result(info.Env(), r == 0 || errno == EINTR ? 0 : -errno);
+}
+
 Napi::Value SetPdeathsig(const Napi::CallbackInfo& info) {
   int32_t sig;
   if (!Int32Arg(info, 0, &sig)) return Napi::Value();
@@ -190,6 +201,7 @@ void InitPrimitives(Napi::Env env, Napi::Object exports) {
   fn("closeRangeLoop", CloseRangeLoop);
 #endif
   fn("flock", Flock);
+  fn("closeFd", CloseFd);
   fn("setPdeathsig", SetPdeathsig);
   fn("getPdeathsig", GetPdeathsig);
   fn("setChildSubreaper", SetChildSubreaper);

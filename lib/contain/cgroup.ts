@@ -147,7 +147,7 @@ function cgroupSignal(dir: string, rel: string, sig: number): SendResult {
       if (r === 0) sent = true;
       else if (r === -EPERM) refused = true;
     } finally {
-      if (pidfd >= 0) fs.closeSync(pidfd);
+      if (pidfd >= 0) binding.closeFd(pidfd);
     }
   }
   if (sent) return 'ok';

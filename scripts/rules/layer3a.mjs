@@ -285,6 +285,7 @@ export const RULES_LAYER3A = [
     tests: [
       '"worker.terminate() kills the Worker\'s own groups',
       "'Workers terminated mid-work dozens of times in a loop",
+      "`${mode}: a Worker's contained groups close every descriptor exactly once",
     ],
     pending: [
       "'cgroup: the end of the Worker that spawned a group kills every process of its cgroup",
