@@ -353,6 +353,7 @@ export const RULES_LAYER3A = [
     section: 'Containment / Layer 3b',
     tests: [
       "\"cgroup: a SIGKILLed supervisor's cgroup lives until a successor's sweepCgroups",
+      "'sweepCgroups leaves a cgroup whose name no procpin makes",
       "'sweepCgroups reports nothing to do",
       '`cgroup: a supervisor that ends by ${how} leaves no cgroup directory behind`',
     ],
