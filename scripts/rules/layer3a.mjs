@@ -241,6 +241,7 @@ export const RULES_LAYER3A = [
     tests: [
       "'foreground: true on a terminal",
       "'foreground: true without a controlling terminal does nothing",
+      '`${mode}: foreground: true on a terminal: stty at once works every time',
     ],
   },
   {
