@@ -58,8 +58,8 @@
       "type": "executable",
       "sources": ["native/init/procpin-init.c"],
       "defines": ["_GNU_SOURCE"],
-      "cflags": ["-Wall", "-Wextra", "-Werror", "-fstack-protector-strong", "-O2", "-std=gnu11"],
-      "ldflags": ["-Wl,-z,relro,-z,now"]
+      "cflags": ["-Wall", "-Wextra", "-Werror", "-fstack-protector-strong", "-O2", "-std=gnu11", "-fPIE"],
+      "ldflags": ["-Wl,-z,relro,-z,now", "<!@(sh native/init/link-flags.sh)"]
     }
   ]
 }

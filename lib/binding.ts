@@ -117,6 +117,8 @@ export interface NativeBinding {
   waitid(idtype: number, id: number, options: number): RawWaitInfo | null | number;
   closeRange(first: number, last: number, flags: number): number;
   flock(fd: number, operation: number): number;
+  /** close(2) of a descriptor the addon made (fs closes only what fs opened: Workers track it). */
+  closeFd(fd: number): number;
   setPdeathsig(signal: number): number;
   getPdeathsig(): number;
   setChildSubreaper(on: boolean): number;

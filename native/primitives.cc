@@ -162,6 +162,7 @@ void InitPrimitives(Napi::Env env, Napi::Object exports) {
                 {"closeRange", CloseRange},
                 PROCPIN_TEST_ONLY("closeRangeLoop", CloseRangeLoop),
                 {"flock", IntCall<sys::FlockOnce>},
+                {"closeFd", IntCall<sys::CloseFd>},
                 {"setPdeathsig", IntCall<sys::SetPdeathsig>},
                 {"getPdeathsig", IntCall<sys::GetPdeathsig>},
                 {"setChildSubreaper", SetChildSubreaper},

@@ -21,7 +21,8 @@ declare -A MACHINE=([x64]='Advanced Micro Devices X86-64' [arm64]='AArch64')
 # newer glibc needs its __libc_start_main (GLIBC_2.34), above the floor, and a static one needs
 # none; procpin-init is also exec'd once per contained group, and not loading libc saves about a
 # third of what contain: 'pidns' adds to a spawn (measured). A build from source (node-gyp's
-# build/Release/procpin-init) links it dynamically: a static libc is not on every machine.
+# build/Release/procpin-init) links it static-pie too where the toolchain can
+# (native/init/link-flags.sh), else dynamically: a static libc is not on every machine.
 EXECUTABLES=(
   # contain: 'pidns' runs its command under this init (lib/contain.ts); binding.gyp's flags.
   "procpin-init=native/init/procpin-init.c -D_GNU_SOURCE -Wl,-z,relro,-z,now"

@@ -4,7 +4,6 @@
  * exit without reaping it, and reaps only when told. `openProcess` holds any process by pidfd.
  * @module
  */
-import * as fs from 'node:fs';
 import * as net from 'node:net';
 import type { Duplex, Readable, Writable } from 'node:stream';
 import { binding, type NativeChildHandle, type RawWaitInfo } from '../binding';
@@ -145,7 +144,7 @@ export class Child {
       this.#internalFds = [];
       for (let i = streams.length; i < r.fds.length; i++) {
         const fd = r.fds[i] ?? -1;
-        if (fd >= 0) fs.closeSync(fd);
+        if (fd >= 0) binding.closeFd(fd);
       }
       this.#handle.kill(SIGKILL);
       this.#handle.close();

@@ -43,9 +43,16 @@ export function nsInode(pid: number | 'self', kind: 'pid' | 'time'): number | st
  * A cgroup's name: `procpin-PID-START-SEQ-nsINO`, the supervisor's pid and start time (as its own
  * pid namespace and /proc see them), a sequence number, and the inode of its pid namespace
  * (`/proc/self/ns/pid`). Without `-nsINO`: a name of an earlier procpin, or of a supervisor that
- * could not read its namespace; which namespace its pid belongs to is unknown.
+ * could not read its namespace; which namespace its pid belongs to is unknown. Numbers are
+ * written without a leading zero; {@link cgroupOwner} also bounds them.
  */
-export const CGROUP_NAME = /^procpin-([1-9][0-9]*)-([0-9]+)-([0-9]+)(?:-ns([1-9][0-9]*))?$/;
+export const CGROUP_NAME =
+  /^procpin-([1-9][0-9]*)-(0|[1-9][0-9]*)-([1-9][0-9]*)(?:-ns([1-9][0-9]*))?$/;
+
+/** A pid is a pid_t (as sweep's candidates): a larger number is no process's, in any namespace. */
+const PID_LIMIT = 0x7fffffff;
+/** A namespace's inode number is 32 bits (the kernel's proc inum). */
+const NS_LIMIT = 0xffffffff;
 
 /** @internal A cgroup name's supervisor: pid, start time, pid namespace (null: not in the name). */
 export interface CgroupOwner {
@@ -54,11 +61,18 @@ export interface CgroupOwner {
   ns: number | null;
 }
 
-/** @internal The supervisor a procpin cgroup name records, or null for another name. */
+/**
+ * @internal The supervisor a procpin cgroup name records, or null for another name: one that no
+ * procpin makes (a pid above a pid_t's range, an inode above 32 bits, a leading zero) is no
+ * candidate of a sweep, so that every number reported is the name's own, exactly.
+ */
 export function cgroupOwner(name: string): CgroupOwner | null {
   const m = CGROUP_NAME.exec(name);
   if (m === null) return null;
-  return { pid: Number(m[1]), start: m[2] as string, ns: m[4] === undefined ? null : Number(m[4]) };
+  const pid = Number(m[1]);
+  const ns = m[4] === undefined ? null : Number(m[4]);
+  if (pid > PID_LIMIT || (ns !== null && ns > NS_LIMIT)) return null;
+  return { pid, start: m[2] as string, ns };
 }
 
 let cgroupSeq = 0;
@@ -147,7 +161,7 @@ function cgroupSignal(dir: string, rel: string, sig: number): SendResult {
       if (r === 0) sent = true;
       else if (r === -EPERM) refused = true;
     } finally {
-      if (pidfd >= 0) fs.closeSync(pidfd);
+      if (pidfd >= 0) binding.closeFd(pidfd);
     }
   }
   if (sent) return 'ok';

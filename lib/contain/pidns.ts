@@ -7,7 +7,7 @@
  * @module
  */
 import * as fs from 'node:fs';
-import { initExecutablePath } from '../binding';
+import { binding, initExecutablePath } from '../binding';
 import { Child, spawnRewritten, type SpawnOptions, type SpawnSpec } from '../child/child';
 import type { WaitInfo } from '../waitinfo';
 import { errnoException } from '../errors';
@@ -89,7 +89,7 @@ export function spawnPidns(
         text += buf.toString('latin1', 0, n);
       }
     } finally {
-      fs.closeSync(fd);
+      binding.closeFd(fd);
     }
   }
   let m: RegExpExecArray | null = null;
@@ -157,7 +157,7 @@ function readStatus(fd: number): string {
     return ''; // the outer died before it could say (killed from outside); only the inner, which
     // dies with it, ever held another copy (and closes it first thing)
   } finally {
-    fs.closeSync(fd);
+    binding.closeFd(fd);
   }
 }
 

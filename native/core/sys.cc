@@ -159,6 +159,12 @@ PROCPIN_NO_SANITIZE int CloseRange(unsigned first, unsigned last, unsigned flags
 
 int FlockOnce(int fd, int op) { return Ret(flock(fd, op)); }
 
+int CloseFd(int fd) {
+  if (fd < 0) return -EBADF;
+  if (close(fd) == 0 || errno == EINTR) return 0;
+  return -errno;
+}
+
 int SetPdeathsig(int sig) { return Ret(prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0)); }
 
 int GetPdeathsig() {

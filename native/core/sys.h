@@ -41,6 +41,11 @@ PROCPIN_NO_SANITIZE int CloseRangeLoop(unsigned first, unsigned last, unsigned f
 // flock(2) once: EINTR is returned (a handler without SA_RESTART interrupted a blocked wait,
 // or another thread kicked it).
 int FlockOnce(int fd, int op);
+// close(2) of a descriptor the addon made (a pidfd, a spawn's pipe end): in a Worker, Node tracks
+// what `fs` opens and warns when `fs` closes anything else, so what the addon opened the addon
+// closes. 0 or -errno; a negative fd is EBADF; EINTR counts as closed (Linux frees the number
+// first).
+int CloseFd(int fd);
 int SetPdeathsig(int sig);
 int GetPdeathsig();  // the signal (>= 0) or -errno
 int SetChildSubreaper(bool on);

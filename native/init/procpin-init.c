@@ -15,10 +15,15 @@
 // inner dies the kernel SIGKILLs every process of the namespace: setsid, setpgid and
 // double-forked daemons included.
 //
-// Signals: SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT and SIGTSTP sent
-// to the outer (by the supervisor) go to the inner, which sends them to every process of the
-// namespace (kill(-1)). Signals the kernel itself sends (a terminal's ^C, which reaches the whole
-// foreground process group anyway) are not sent a second time.
+// Signals: SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT, SIGTSTP, SIGTTIN
+// and SIGTTOU sent to the outer (by the supervisor) go to the inner, which sends them to every
+// process of the namespace (kill(-1)). Signals the kernel itself sends (a terminal's ^C or ^Z, a
+// background read's SIGTTIN, which reach the whole process group anyway) are not sent a second
+// time, and never stop the outer: a stop of the command is passed from the inner to the outer,
+// which then stops the same way, so that the supervisor sees its child stopped exactly when a
+// plain group's leader would be (a terminal's job control relies on it), and continues it
+// with SIGCONT, which is passed on. (Stopped by the terminal itself, the outer could stop while
+// it still held the spawn's error stream, which the supervisor reads to its end.)
 //
 // The group's final SIGKILL is asked for with SIGRTMAX (not sent as SIGKILL to the outer, whose
 // death would then be reported in place of the command's): the inner SIGKILLs every process of
@@ -53,6 +58,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -60,8 +66,8 @@
 
 extern char** environ;
 
-static const int kForwarded[] = {SIGTERM, SIGINT,   SIGHUP,  SIGQUIT, SIGUSR1,
-                                 SIGUSR2, SIGWINCH, SIGCONT, SIGTSTP};
+static const int kForwarded[] = {SIGTERM,  SIGINT,  SIGHUP,  SIGQUIT, SIGUSR1, SIGUSR2,
+                                 SIGWINCH, SIGCONT, SIGTSTP, SIGTTIN, SIGTTOU};
 #define NFORWARDED (sizeof kForwarded / sizeof kForwarded[0])
 
 static int g_errfd = -1;
@@ -72,7 +78,8 @@ static int g_ncand = 0;
 static char** g_cand = NULL;
 static char** g_argv = NULL;
 static int g_life[2] = {-1, -1};    // outer holds [1]; the inner polls [0] for POLLHUP
-static int g_status[2] = {-1, -1};  // the inner writes the command's raw status to [1]
+static int g_status[2] = {-1, -1};  // the inner writes the command's stops and status to [1]
+static int g_sigfd = -1;            // the outer's signalfd of the forwarded set
 static uid_t g_uid;
 static gid_t g_gid;
 static int g_userns = 0;
@@ -170,6 +177,7 @@ static long now_ms(void) {
 static int inner_main(void* arg) {
   (void)arg;
   close(g_statfd);
+  close(g_sigfd);
   close(g_life[1]);
   close(g_status[0]);
   // Dies with the outer; the outer may have died before the prctl: its end of the pipe is then
@@ -209,10 +217,19 @@ static int inner_main(void* arg) {
   int have_status = 0, status = 0, killall = 0;
   long deadline = -1;
   for (;;) {
-    // Reap everything that exited: the command and any orphan re-parented to us.
+    // Reap everything that exited: the command and any orphan re-parented to us. A stop of the
+    // command is passed to the outer, which stops the same way (see outer_loop).
     for (;;) {
       int st;
-      pid_t w = waitpid(-1, &st, WNOHANG);
+      pid_t w = waitpid(-1, &st, WNOHANG | WUNTRACED);
+      if (w > 0 && WIFSTOPPED(st)) {
+        if (w == cmd) {
+          int stop = -WSTOPSIG(st);
+          ssize_t n = write(g_status[1], &stop, sizeof stop);
+          (void)n;
+        }
+        continue;
+      }
       if (w > 0) {
         if (w == cmd) {
           have_status = 1;
@@ -304,6 +321,69 @@ static _Noreturn void report_and_mirror(int status) {
   mirror(status);
 }
 
+// The outer stops as the command did (the terminal's SIGTSTP, SIGTTIN or SIGTTOU, which the outer
+// itself has blocked, or a stop sent to the command), so that the supervisor sees its child
+// stopped as it would see a plain group's leader, and continues it (SIGCONT, passed on) the same
+// way. The signal is blocked for the signalfd: unblocked for this one delivery, whose default
+// action stops us here until a SIGCONT.
+static void stop_like(int sig) {
+  sigset_t one;
+  sigemptyset(&one);
+  sigaddset(&one, sig);
+  kill(getpid(), sig);
+  sigprocmask(SIG_UNBLOCK, &one, NULL);
+  sigprocmask(SIG_BLOCK, &one, NULL);
+}
+
+// One word from the inner: a stop of the command (negative: the signal), or its raw status.
+static void on_word(int word, int* status, int* have_status) {
+  if (word < 0) {
+    stop_like(-word);
+  } else {
+    *status = word;
+    *have_status = 1;
+  }
+}
+
+// The outer after the setup: passes the supervisor's signals to the inner, mirrors the command's
+// stops, and ends as the command did once the inner is gone.
+static _Noreturn void outer_loop(pid_t inner) {
+  int status = 0, have_status = 0;
+  struct pollfd pf[2] = {{g_sigfd, POLLIN, 0}, {g_status[0], POLLIN, 0}};
+  for (;;) {
+    if (poll(pf, 2, -1) < 0) continue;
+    if (pf[1].revents) {
+      int word;
+      ssize_t n = read(g_status[0], &word, sizeof word);
+      if (n == (ssize_t)sizeof word) {
+        on_word(word, &status, &have_status);
+      } else if (n == 0) {
+        pf[1].fd = -1;  // the inner is gone: its status (if any) was read
+      }
+    }
+    if (!(pf[0].revents & POLLIN)) continue;
+    struct signalfd_siginfo si;
+    if (read(g_sigfd, &si, sizeof si) != (ssize_t)sizeof si) continue;
+    int sig = (int)si.ssi_signo;
+    if (sig == SIGCHLD) {
+      int st;
+      pid_t w = waitpid(inner, &st, WNOHANG);
+      if (w != inner) continue;
+      // Everything the inner wrote is in the pipe, and no one else holds its write end.
+      if (pf[1].fd >= 0) {
+        int word;
+        while (read(g_status[0], &word, sizeof word) == (ssize_t)sizeof word) {
+          if (word >= 0) on_word(word, &status, &have_status);
+        }
+      }
+      if (have_status) report_and_mirror(status);
+      // The inner died without a word (killed from outside): say so the same way.
+      mirror(st);
+    }
+    if (si.ssi_code != SI_KERNEL) kill(inner, sig);
+  }
+}
+
 int main(int argc, char** argv) {
   long v;
   if (argc < 7) usage();
@@ -328,6 +408,8 @@ int main(int argc, char** argv) {
   sigprocmask(SIG_BLOCK, &set, NULL);
 
   if (pipe2(g_life, O_CLOEXEC) < 0 || pipe2(g_status, O_CLOEXEC) < 0) fail("setup", errno, 125);
+  g_sigfd = signalfd(-1, &set, SFD_CLOEXEC);
+  if (g_sigfd < 0) fail("setup", errno, 125);
   g_uid = geteuid();
   g_gid = getegid();
   int flags = CLONE_NEWPID | CLONE_NEWNS | SIGCHLD;
@@ -355,20 +437,5 @@ int main(int argc, char** argv) {
   close(g_errfd);
   g_errfd = -1;
 
-  for (;;) {
-    siginfo_t si;
-    int sig = sigwaitinfo(&set, &si);
-    if (sig < 0) continue;
-    if (sig == SIGCHLD) {
-      int st;
-      pid_t w = waitpid(inner, &st, WNOHANG);
-      if (w != inner) continue;
-      int cmd_status;
-      ssize_t n = read(g_status[0], &cmd_status, sizeof cmd_status);
-      if (n == (ssize_t)sizeof cmd_status) report_and_mirror(cmd_status);
-      // The inner died without a word (killed from outside): say so the same way.
-      mirror(st);
-    }
-    if (si.si_code != SI_KERNEL) kill(inner, sig);
-  }
+  outer_loop(inner);
 }

@@ -72,7 +72,7 @@ export const RULES_CLI = [
     id: 'CLI.run.contain',
     rule: 'run --contain[=auto|pidns|cgroup] is contain on the command line',
     section: 'Containment',
-    tests: ["'procpin run --contain[=MODE] uses it"],
+    tests: ["'procpin run --contain[=MODE] uses it", "'procpin run --contain=pidns on a terminal"],
   },
   {
     id: 'CLI.usage',

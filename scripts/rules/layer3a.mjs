@@ -241,6 +241,7 @@ export const RULES_LAYER3A = [
     tests: [
       "'foreground: true on a terminal",
       "'foreground: true without a controlling terminal does nothing",
+      '`${mode}: foreground: true on a terminal: stty at once works every time',
     ],
   },
   {
@@ -285,6 +286,7 @@ export const RULES_LAYER3A = [
     tests: [
       '"worker.terminate() kills the Worker\'s own groups',
       "'Workers terminated mid-work dozens of times in a loop",
+      "`${mode}: a Worker's contained groups close every descriptor exactly once",
     ],
     pending: [
       "'cgroup: the end of the Worker that spawned a group kills every process of its cgroup",
@@ -352,6 +354,7 @@ export const RULES_LAYER3A = [
     section: 'Containment / Layer 3b',
     tests: [
       "\"cgroup: a SIGKILLed supervisor's cgroup lives until a successor's sweepCgroups",
+      "'sweepCgroups leaves a cgroup whose name no procpin makes",
       "'sweepCgroups reports nothing to do",
       '`cgroup: a supervisor that ends by ${how} leaves no cgroup directory behind`',
     ],

@@ -195,10 +195,13 @@ test(
     });
     for (const f of ['', '/cgroup.procs', '/cgroup.subtree_control', '/cgroup.threads'])
       chownSync(`${deleg}${f}`, 65534, 65534);
+    // The leader waits in a loop whose sleeps are forked after its move: only the process-group
+    // signal reaches them, with the leader. (Waiting for the member instead, which the cgroup's
+    // signal reaches first, a loaded machine lets the leader exit 143 before its own SIGTERM.)
     const code = `
       import { spawnGroup } from ${pkg};
       import { readFileSync } from 'node:fs';
-      const g = spawnGroup('sh', ['-c', 'sleep 1000 & echo $$ > ${deleg}/cgroup.procs && echo left $! || echo stayed $!; wait'], { contain: 'cgroup', stdio: ['ignore', 'pipe', 'inherit'] });
+      const g = spawnGroup('sh', ['-c', 'sleep 1000 & echo $$ > ${deleg}/cgroup.procs && echo left $! || echo stayed $!; while :; do sleep 1; done'], { contain: 'cgroup', stdio: ['ignore', 'pipe', 'inherit'] });
       let out = ''; g.leader.stdout.on('data', (d) => (out += d));
       const end = Date.now() + 10000;
       while (!out.includes('\\n') && Date.now() < end) await new Promise((r) => setTimeout(r, 5));
