@@ -133,7 +133,13 @@ export class Child {
       const path = r.stage === 'chdir' && spec.cwd !== null ? spec.cwd : spec.file;
       const err = errnoException(r.errno, syscall, { path, spawnargs: spec.args }, spawn);
       // Joining a cgroup (contain: 'cgroup') failed: containment tells that apart.
-      if (r.stage === 'cgroup') Object.defineProperty(err, 'stage', { value: 'cgroup' });
+      if (r.stage === 'cgroup') {
+        // Of no prototype, as codedError's: a polluted `get` makes no accessor of it.
+        Object.defineProperty(err, 'stage', {
+          __proto__: null,
+          value: 'cgroup',
+        } as PropertyDescriptor);
+      }
       throw err;
     }
     this.pid = r.pid;

@@ -107,3 +107,31 @@ test('foreground: true on a terminal: a supervisor that ends (process.exit, an u
     assert.doesNotMatch(r.stdout, /SURVIVOR/, how);
   }
 });
+
+test('keys polluted onto Object.prototype reach neither the options nor the errors: with get or set polluted, a refused option, a failed start and a held pidfile keep their codes [L2b.options]', async (t) => {
+  const dir = tmpDirFor(t, 'procpin-pollute-err-');
+  const held = await procpin.claimPidfile(join(dir.path, 'pid'));
+  try {
+    for (const key of ['get', 'set']) {
+      proto[key] = 1;
+      try {
+        assert.throws(() => spawn('true', [], /** @type {any} */ ({ bogus: 1 })), {
+          code: 'ERR_INVALID_ARG_VALUE',
+        });
+        assert.throws(() => procpin.spawn('procpin-no-such-command-xyz'), { code: 'ENOENT' });
+        const c = spawn('procpin-no-such-command-xyz');
+        const err = await new Promise((resolve) => c.once('error', resolve));
+        assert.equal(/** @type {any} */ (err).code, 'ENOENT', key);
+        await closed(c);
+        await assert.rejects(procpin.claimPidfile(join(dir.path, 'pid')), {
+          code: 'ERR_PROCPIN_LOCKED',
+          pid: process.pid,
+        });
+      } finally {
+        delete proto[key];
+      }
+    }
+  } finally {
+    await held.release();
+  }
+});
