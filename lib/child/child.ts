@@ -375,7 +375,7 @@ function openStream(fd: number, i: number): Readable | Writable | Duplex {
   // (as none) because net.Socket reads it first: one polluted onto Object.prototype would
   // replace the descriptor.
   const options = { handle: undefined, fd, readable: i !== 0, writable: i === 0 || i >= 3 };
-  return new net.Socket(options as net.SocketConstructorOpts);
+  return new net.Socket(options);
 }
 
 /** Starts what prepareSpawn (./spawn-options) validated. @internal */

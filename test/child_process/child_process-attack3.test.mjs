@@ -34,7 +34,7 @@ test('keys polluted onto Object.prototype reach neither the options nor what pro
         const leader = procpin.spawn('sh', ['-c', 'echo out']);
         const group = procpin.spawnGroup('sh', ['-c', 'echo out']);
         const errors = [];
-        c.on('error', (e) => errors.push(e.code));
+        c.on('error', (e) => errors.push(/** @type {NodeJS.ErrnoException} */ (e).code));
         let out = '';
         let err = '';
         c.stdout?.on('data', (d) => (out += d));
@@ -96,12 +96,12 @@ test('foreground: true on a terminal: a supervisor that ends (process.exit, an u
     `[ "$(stty -g)" = "$before" ] && m=modes-back || m=modes-changed; ` +
     `set -- $(ps -o tpgid=,pgid= -p $$); [ "$1" = "$2" ] && f=fg-back || f=fg-lost; ` +
     `echo "RESULT $rc $f $m"; pgrep -f '[s]leep 300.0417' >/dev/null && echo SURVIVOR || true`;
-  for (const [how, rc] of [
+  for (const [how, rc] of /** @type {[string, number][]} */ ([
     ['exit', 3],
     ['throw', 1],
     ['SIGTERM', 143],
     ['SIGHUP', 129],
-  ]) {
+  ])) {
     const r = await runCmd('script', ['-qec', script(how), '/dev/null'], { timeout: 60_000 });
     assert.match(r.stdout, new RegExp(`RESULT ${rc} fg-back modes-back`), `${how}: ${r.stdout}`);
     assert.doesNotMatch(r.stdout, /SURVIVOR/, how);
