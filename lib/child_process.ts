@@ -99,17 +99,19 @@ export function spawn(
   if (typeof opts.killSignal === 'string') {
     opts.killSignal = validateChildProcessSignal(opts.killSignal, 'options.killSignal', spawn);
   }
-  const {
-    detached,
-    windowsHide: _wh,
-    windowsVerbatimArguments: _wv,
-    stdio,
-    signal: abort,
-    ...rest
-  } = opts;
+  const { detached, windowsHide, windowsVerbatimArguments, stdio, signal: abort, ...rest } = opts;
   const groupOptions: SpawnGroupOptions = { ...rest };
   if (detached !== undefined && detached !== false && detached !== true) {
     throw invalidArgType('options.detached', 'of type boolean', detached, spawn);
+  }
+  // Meaningless on Linux, but checked as child_process checks them (null passes there too).
+  for (const [name, v] of [
+    ['windowsHide', windowsHide],
+    ['windowsVerbatimArguments', windowsVerbatimArguments],
+  ] as const) {
+    if (v !== undefined && v !== null && typeof v !== 'boolean') {
+      throw invalidArgType(`options.${name}`, 'of type boolean', v, spawn);
+    }
   }
   if (detached) groupOptions.processGroup = 'session';
   const stdioList = stdioEntries(stdio);

@@ -118,12 +118,15 @@ export function codedError<T extends Error = Error>(
   props: Record<string, unknown> = {},
 ): T & { code: string } {
   const err = new Ctor(message) as unknown as T & { code: string };
+  // A descriptor of no prototype: a `get` or `set` polluted onto Object.prototype would make it
+  // an accessor descriptor, and every error a TypeError of its own.
   Object.defineProperty(err, 'code', {
+    __proto__: null,
     value: code,
     enumerable: true,
     writable: true,
     configurable: true,
-  });
+  } as PropertyDescriptor);
   Object.assign(err, props);
   // Node shows `TypeError [ERR_X]: message` in the stack's first line.
   const name = err.name;

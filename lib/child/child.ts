@@ -6,7 +6,13 @@
  */
 import * as net from 'node:net';
 import type { Duplex, Readable, Writable } from 'node:stream';
-import { binding, type NativeChildHandle, type RawWaitInfo } from '../binding';
+import {
+  binding,
+  type NativeChildHandle,
+  type NativeSpawned,
+  type NativeSpawnFailure,
+  type RawWaitInfo,
+} from '../binding';
 import { codedError, ERRNO, errnoException } from '../errors';
 import { SIGNALS, validateSignal, type Signal } from '../signals';
 import { spawn } from './spawn';
@@ -116,22 +122,30 @@ export class Child {
       spec.pdeathsig,
       spec.closeFds,
       (result, reaped) => this.#onExit(result, reaped),
-      spec.cgroupProcs ?? -1,
+      ownOf(spec, 'cgroupProcs') ?? -1,
       [spec.uid, spec.gid],
     );
     if (typeof r === 'number') throw errnoException(r, 'spawn', { path: spec.file }, spawn);
-    if ('errno' in r) {
+    // Own keys only, here and below: a name polluted onto Object.prototype (`errno`, `internal`)
+    // must not turn a started child into a failure nor take its streams away.
+    if (isFailure(r)) {
       const syscall = ['chdir', 'execve', 'setuid', 'setgid'].includes(r.stage) ? r.stage : 'spawn';
       const path = r.stage === 'chdir' && spec.cwd !== null ? spec.cwd : spec.file;
       const err = errnoException(r.errno, syscall, { path, spawnargs: spec.args }, spawn);
       // Joining a cgroup (contain: 'cgroup') failed: containment tells that apart.
-      if (r.stage === 'cgroup') Object.defineProperty(err, 'stage', { value: 'cgroup' });
+      if (r.stage === 'cgroup') {
+        // Of no prototype, as codedError's: a polluted `get` makes no accessor of it.
+        Object.defineProperty(err, 'stage', {
+          __proto__: null,
+          value: 'cgroup',
+        } as PropertyDescriptor);
+      }
       throw err;
     }
     this.pid = r.pid;
     this.#handle = r.handle;
     const streams: Array<Readable | Writable | Duplex | null> = [];
-    const own = r.fds.length - (spec.internal ?? 0);
+    const own = r.fds.length - (ownOf(spec, 'internal') ?? 0);
     this.#internalFds = r.fds.slice(own);
     try {
       for (let i = 0; i < own; i++) {
@@ -345,10 +359,23 @@ export class Child {
   }
 }
 
+/** The addon's answer is a failure: its own `errno`, never one polluted onto Object.prototype. */
+function isFailure(r: NativeSpawned | NativeSpawnFailure): r is NativeSpawnFailure {
+  return Object.hasOwn(r, 'errno');
+}
+
+/** `obj[key]` when it is the object's own: never a value polluted onto Object.prototype. */
+function ownOf<T extends object, K extends keyof T>(obj: T, key: K): T[K] | undefined {
+  return Object.hasOwn(obj, key) ? obj[key] : undefined;
+}
+
 function openStream(fd: number, i: number): Readable | Writable | Duplex {
   // A pipe (0-2) is one-way, a socket pair (3+) both; net.Socket gives child_process's streams:
-  // backpressure, 'end' at EOF, and it closes the descriptor when destroyed.
-  return new net.Socket({ fd, readable: i !== 0, writable: i === 0 || i >= 3 });
+  // backpressure, 'end' at EOF, and it closes the descriptor when destroyed. `handle` is given
+  // (as none) because net.Socket reads it first: one polluted onto Object.prototype would
+  // replace the descriptor.
+  const options = { handle: undefined, fd, readable: i !== 0, writable: i === 0 || i >= 3 };
+  return new net.Socket(options);
 }
 
 /** Starts what prepareSpawn (./spawn-options) validated. @internal */

@@ -9,6 +9,7 @@ import { constants as osConstants } from 'node:os';
 import { isMainThread } from 'node:worker_threads';
 import { binding } from '../binding';
 import { endContainments } from '../contain/contain';
+import { restoreTerminals } from './foreground';
 import type { GroupCleanup } from './logic';
 
 // Groups not yet released: on the 'exit' event each gets its group SIGKILL from the cleanup's
@@ -66,4 +67,6 @@ function onEndingSignal(sig: NodeJS.Signals): void {
 
 function killLiveGroups(): void {
   for (const cleanup of live) cleanup.killNow();
+  // A group in the terminal's foreground (`foreground: true`) gives it back before the end.
+  restoreTerminals();
 }

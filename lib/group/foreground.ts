@@ -14,6 +14,19 @@ export interface ForegroundGroup {
   signal(sig: NodeJS.Signals): boolean;
 }
 
+/** Terminals a group holds now: given back by {@link restoreTerminals} however the process ends. */
+const holding = new Set<ForegroundTerminal>();
+
+/**
+ * The supervisor is ending (its 'exit', an ending signal it does not listen for) while groups may
+ * still hold the terminal: each terminal goes back to this process's group with its modes, as
+ * when the group ends on its own; otherwise the shell that ran the supervisor without job control
+ * (an npm script, `sh -c`) would be left in the background of its own terminal.
+ */
+export function restoreTerminals(): void {
+  for (const tty of holding) tty.close();
+}
+
 // `foreground: true`: the job control of `procpin run` (lib/group/jobcontrol.ts) on this process's
 // controlling terminal, opened as /dev/tty (whatever the stdio), for one group's lifetime.
 export class ForegroundTerminal {
@@ -38,7 +51,9 @@ export class ForegroundTerminal {
       fs.closeSync(fd);
       return new ForegroundTerminal(-1, null);
     }
-    return new ForegroundTerminal(fd, job);
+    const tty = new ForegroundTerminal(fd, job);
+    holding.add(tty);
+    return tty;
   }
 
   start(group: ForegroundGroup, exited: Promise<unknown>): void {
@@ -56,6 +71,7 @@ export class ForegroundTerminal {
   }
 
   close(): void {
+    holding.delete(this);
     const job = this.#job;
     this.#job = null;
     job?.end();
