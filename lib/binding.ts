@@ -146,7 +146,8 @@ export interface NativeBinding {
   spawn(
     candidates: string[],
     argv: string[],
-    env: string[],
+    /** The variables (`NAME=value`) joined by NUL. */
+    env: string,
     cwd: string | null,
     stdio: number[],
     group: number,

@@ -136,14 +136,29 @@ export function hasOption(obj: object, key: string): boolean {
 
 /** The enumerable keys `for...in` gives (as child_process reads `env`), less Object.prototype's. */
 export function inheritedKeys(obj: object): string[] {
-  // process.env inheriting only Object.prototype (whose keys are left out below): its own
-  // enumerable keys are exactly what the loop gives, in the same order, without the own-property
-  // look per key that costs a trip through process.env's interceptor (half a spawn's env work).
-  if (obj === process.env && Object.getPrototypeOf(obj) === Object.prototype)
-    return Object.keys(obj);
+  if (obj === process.env && onlyOwnKeys(obj)) {
+    // Every own key of process.env is a string and enumerable (Node refuses a symbol and a
+    // descriptor that is not enumerable): Reflect.ownKeys gives exactly what the loop below
+    // gives, in the same order, without the enumerability look (Object.keys, for...in) and the
+    // own-property look per key that each cost a trip through process.env's interceptor.
+    const keys: string[] = [];
+    for (const key of Reflect.ownKeys(obj)) if (typeof key === 'string') keys.push(key);
+    return keys;
+  }
   const keys: string[] = [];
   for (const key in obj) if (hasOption(obj, key)) keys.push(key);
   return keys;
+}
+
+// Whether for...in over `obj` gives only its own keys and Object.prototype's (left out): its
+// prototype is Object.prototype, or (process.env's shape: an object of Node's own making between
+// the two) a prototype with no enumerable key of its own whose prototype is Object.prototype.
+function onlyOwnKeys(obj: object): boolean {
+  const proto: object | null = Object.getPrototypeOf(obj);
+  if (proto === Object.prototype) return true;
+  if (proto === null || Object.getPrototypeOf(proto) !== Object.prototype) return false;
+  for (const key in proto) if (Object.prototype.hasOwnProperty.call(proto, key)) return false;
+  return true;
 }
 
 /**

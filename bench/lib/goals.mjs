@@ -13,6 +13,8 @@ const ratio = (a, b) => (a && b ? a.median / b.median : null);
 
 /** The contender names of the Node floors (bench/addon/pollfloor.c). */
 export const SPAWN_NODE_FLOOR = 'Node floor: posix_spawn + uv_poll -> await (addon)';
+/** The spawn floor plus reading process.env in JavaScript, as every spawn that honours it must. */
+export const SPAWN_NODE_FLOOR_ENV = 'Node floor + process.env read (addon)';
 export const EXIT_NODE_FLOOR = 'Node floor: uv_poll -> await continuation';
 
 const floorNote = (v, what) => (v === null ? undefined : `${what} ${v.toFixed(2)}`);
@@ -56,7 +58,15 @@ export function evaluateGoals(rows) {
       'spawn: procpin / C posix_spawn, small parent',
       '<= 1.15x',
       ratio(pp('parent 0 MiB'), c('parent 0 MiB')),
-      floorNote(ratio(nodeFloor('parent 0 MiB'), c('parent 0 MiB')), 'Node floor (addon) / C'),
+      [
+        floorNote(ratio(nodeFloor('parent 0 MiB'), c('parent 0 MiB')), 'Node floor (addon) / C'),
+        floorNote(
+          ratio(find(rows, 'spawn', 'parent 0 MiB', SPAWN_NODE_FLOOR_ENV), c('parent 0 MiB')),
+          'with process.env read',
+        ),
+      ]
+        .filter(Boolean)
+        .join('; ') || undefined,
     ),
   );
   const dropIn = (kase) => find(rows, 'spawn', kase, 'procpin/child_process.spawn');

@@ -1,5 +1,5 @@
-// The measuring core: contenders run interleaved in one loop (A B C, B C A, C A B, ...) after
-// a warm-up, so that whatever the shared machine does meanwhile lands on all of them alike.
+// The measuring core: contenders run interleaved in one loop (each round in a shuffled order)
+// after a warm-up, so that whatever the shared machine does meanwhile lands on all of them alike.
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 
@@ -27,8 +27,31 @@ export function summarize(samples) {
   };
 }
 
+// A fixed-seed generator (mulberry32): every run shuffles its rounds the same way.
+function seeded(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+}
+
+function shuffled(list, random) {
+  const out = [...list];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [out[i], out[j]] = [out[j], out[i]];
+  }
+  return out;
+}
+
 /**
- * Runs `contenders` interleaved. Each contender is `{ name, run, reps? }` where `run()` returns
+ * Runs `contenders` interleaved, each round in a new order (shuffled, with a fixed seed): a
+ * rotation kept every contender behind the same neighbour, and what a neighbour leaves behind
+ * (a cold cache, work still running) then weighed on one contender only (in one spawn run the
+ * same build measured 1.3x slower in one slot than in another). Each contender is `{ name, run, reps? }` where `run()` returns
  * (or resolves to) one sample in ms, or `{ ms, ...extra }`. A contender with fewer `reps` drops
  * out of later rounds. Returns `{ [name]: { samples, extras } }`.
  */
@@ -37,10 +60,10 @@ export async function interleave(contenders, { reps, warmup = 1 }) {
   for (let w = 0; w < warmup; w++) {
     for (const c of contenders) if ((c.reps ?? reps) > 0 && (c.warmup ?? true)) await c.run();
   }
+  const random = seeded(0x5eed);
   for (let i = 0; i < reps; i++) {
     const round = contenders.filter((c) => (c.reps ?? reps) > i);
-    const k = round.length ? i % round.length : 0;
-    for (const c of [...round.slice(k), ...round.slice(0, k)]) {
+    for (const c of shuffled(round, random)) {
       const r = await c.run();
       const rec = out[c.name];
       if (typeof r === 'number') rec.samples.push(r);

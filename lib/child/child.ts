@@ -109,7 +109,7 @@ export class Child {
     const r = binding.spawn(
       spec.candidates,
       spec.argv,
-      spec.env,
+      spec.env.join('\0'), // one string for the addon: one conversion, not one per variable
       spec.cwd,
       spec.stdio,
       spec.group,

@@ -197,9 +197,13 @@ export function prepareSpawn(
   for (const key of inheritedKeys(envSource)) {
     const value = envSource[key];
     if (value === undefined) continue;
-    validateCString(key, `options.env['${key}']`, caller);
     // A template literal, as child_process has it: a Symbol throws instead of becoming text.
-    const text = validateCString(`${value as string}`, `options.env['${key}']`, caller);
+    const text = `${value as string}`;
+    // The option's name is made only for an error (two strings per variable otherwise).
+    if (key.includes('\u0000') || text.includes('\u0000')) {
+      validateCString(key, `options.env['${key}']`, caller);
+      validateCString(text, `options.env['${key}']`, caller);
+    }
     env.push(`${key}=${text}`);
     if (key === 'PATH') pathVar = text; // the value read once, not a second look at the getter
   }

@@ -48,6 +48,50 @@ test('without options.env the child gets process.env as it is now, set and delet
   }
 });
 
+test('without options.env the child gets exactly process.env, in its order, with empty, non-ASCII and "=" values intact [L2.spawn.exec]', async () => {
+  process.env.PROCPIN_SPEC_EMPTY = '';
+  process.env.PROCPIN_SPEC_EQ = 'a=b==c';
+  process.env.PROCPIN_SPEC_UTF8 = 'grüße, 世界';
+  try {
+    const c = spawn('cat', ['/proc/self/environ'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const chunks = [];
+    for await (const chunk of c.stdout) chunks.push(chunk);
+    const info = await c.exited;
+    c.reap();
+    assert.equal(info.exitCode, 0);
+    const seen = Buffer.concat(chunks).toString('utf8').split('\0').slice(0, -1);
+    assert.deepEqual(
+      seen,
+      Object.keys(process.env).map((k) => `${k}=${process.env[k]}`),
+    );
+  } finally {
+    delete process.env.PROCPIN_SPEC_EMPTY;
+    delete process.env.PROCPIN_SPEC_EQ;
+    delete process.env.PROCPIN_SPEC_UTF8;
+  }
+});
+
+test("without options.env a variable set on process.env's own prototype reaches the child, as for...in reads it, and Object.prototype's does not [L2.spawn.exec]", async () => {
+  const proto = Object.getPrototypeOf(process.env);
+  proto.PROCPIN_SPEC_PROTO = 'from the prototype';
+  // @ts-expect-error polluting every object on purpose
+  Object.prototype.PROCPIN_SPEC_POLLUTED = 'polluted';
+  try {
+    const c = spawn(
+      'sh',
+      ['-c', 'test "$PROCPIN_SPEC_PROTO" = "from the prototype" && test -z "${PROCPIN_SPEC_POLLUTED+x}"'],
+      { stdio: 'ignore' },
+    );
+    const info = await c.exited;
+    c.reap();
+    assert.equal(info.exitCode, 0);
+  } finally {
+    delete proto.PROCPIN_SPEC_PROTO;
+    // @ts-expect-error see above
+    delete Object.prototype.PROCPIN_SPEC_POLLUTED;
+  }
+});
+
 test("a child spawned from a Worker gets the Worker's own process.env [L2.spawn.exec]", async () => {
   const { Worker } = await import('node:worker_threads');
   const code = `
