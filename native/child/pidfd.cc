@@ -45,10 +45,14 @@ bool PidLine(int n, char* out, size_t len) {
   return true;
 }
 
-// Whether descriptor `fd` still names the same process as our private pidfd: the same inode
-// (on 6.9+ a pidfd's inode identifies its process) and the same "Pid:" in its fdinfo (before
-// 6.9 every pidfd shares one anonymous inode). Anything else is someone else's descriptor now.
+// Whether descriptor `fd` is still our duplicate of the private pidfd: one open file description
+// with it (kcmp), so that another pidfd of the same process, the application's own that took the
+// number, is not ours. Where kcmp is refused: the same inode (on 6.9+ a pidfd's inode identifies
+// its process) and the same "Pid:" in its fdinfo (before 6.9 every pidfd shares one anonymous
+// inode). Anything else is someone else's descriptor now.
 bool SameProcessFd(const ChildState* s, int fd) {
+  int same = sys::SameOpenFile(fd, s->pidfd);
+  if (same >= 0) return same == 1;
   struct stat a, b;
   if (FdStat(fd, &a) != 0 || FdStat(s->pidfd, &b) != 0) return false;
   if (a.st_dev != b.st_dev || a.st_ino != b.st_ino) return false;

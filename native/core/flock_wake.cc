@@ -8,6 +8,8 @@
 
 #include <mutex>
 
+#include "sys.h"
+
 namespace procpin::flock {
 
 namespace {
@@ -54,9 +56,8 @@ bool WakeSignalIsOurs(int sig) {
 void KickThread(pid_t tid, int sig) { syscall(SYS_tgkill, getpid(), tid, sig); }
 
 bool SameDescription(int a, int b) {
-  pid_t me = getpid();
-  long r = syscall(SYS_kcmp, me, me, 0 /* KCMP_FILE */, a, b);
-  if (r >= 0) return r == 0;
+  int same = sys::SameOpenFile(a, b);
+  if (same >= 0) return same == 1;
   struct stat sa, sb;  // the raw call: glibc 2.33's fstat would raise the addon's glibc floor
   if (syscall(SYS_fstat, a, &sa) != 0 || syscall(SYS_fstat, b, &sb) != 0) return false;
   return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;

@@ -275,4 +275,11 @@ int StatAt(int dirfd, const char* name, struct stat* st, int flags) {
 #endif
 }
 
+int SameOpenFile(int a, int b) {
+  pid_t me = getpid();
+  long r = syscall(SYS_kcmp, me, me, 0 /* KCMP_FILE */, a, b);
+  if (r < 0) return -errno;
+  return r == 0 ? 1 : 0;
+}
+
 }  // namespace procpin::sys

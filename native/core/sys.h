@@ -83,4 +83,9 @@ void ProbeCloseRange();
 // AT_EMPTY_PATH is fstat(dirfd). 0 or -errno.
 int StatAt(int dirfd, const char* name, struct stat* st, int flags);
 
+// kcmp(KCMP_FILE) of two descriptors of this process: 1 when they share one open file
+// description, 0 when not, -errno when the kernel cannot say (CONFIG_KCMP off, a seccomp policy:
+// it belongs to the ptrace family).
+int SameOpenFile(int a, int b);
+
 }  // namespace procpin::sys

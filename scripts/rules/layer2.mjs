@@ -210,7 +210,10 @@ export const RULES_LAYER2 = [
     id: 'L2.identity.pidfd-closed',
     rule: "Closing Child.pidfd behind procpin's back neither crashes nor makes procpin act on the next descriptor",
     section: 'Layer 2',
-    tests: ['"closing child.pidfd behind procpin\'s back'],
+    tests: [
+      '"closing child.pidfd behind procpin\'s back',
+      '"an application\'s own pidfd of the child that took the number',
+    ],
   },
   {
     id: 'L2.identity.traced',

@@ -134,6 +134,42 @@ test("closing child.pidfd behind procpin's back neither crashes nor makes procpi
   assert.deepEqual(o, { took: o.took, killed: true, signal: 'SIGKILL', otherFd: true, otherAlive: true });
 });
 
+test("an application's own pidfd of the child that took the number of a closed child.pidfd is not closed by reap or close [L2.identity.pidfd-closed]", async () => {
+  const r = await runNode(`
+    import * as p from ${pkg};
+    import { closeSync, existsSync, fstatSync } from 'node:fs';
+    const open = (fd) => { try { fstatSync(fd); return true; } catch { return false; } };
+    const out = {};
+    for (const end of ['reap', 'close']) {
+      const c = p.spawn('sleep', ['1000'], { stdio: 'ignore' });
+      const n = c.pidfd;
+      closeSync(n);
+      // The application opens its own pidfd of the same child: the lowest free number, so fill
+      // the lower ones first until it is n.
+      const filler = [];
+      let mine;
+      while ((mine = p.pidfdOpen(c.pid)) !== n) filler.push(mine);
+      for (const f of filler) closeSync(f);
+      if (end === 'reap') {
+        c.kill('SIGKILL');
+        await c.exited;
+        c.reap();
+      } else {
+        // Let go while it runs: procpin reaps it the moment it exits, and lets go of its pidfds.
+        c.close();
+        p.pidfdSendSignal(mine, 9);
+        const t0 = Date.now();
+        while (existsSync('/proc/' + c.pid) && Date.now() - t0 < 5000) await new Promise((r) => setTimeout(r, 10));
+      }
+      out[end] = open(mine);
+      if (open(mine)) closeSync(mine);
+    }
+    console.log(JSON.stringify(out));`);
+  const o = lastJson(r);
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(o, { reap: true, close: true });
+});
+
 test('stop() settles for a leader that left its group and ignores SIGTERM: it dies at SIGKILL after the grace [L3a.stop.settles]', async (t) => {
   if (!need(t, has('python3'), 'python3')) return;
   // The leader moves into its parent's group (ours), so its own group is empty and a group
