@@ -56,7 +56,7 @@
     {
       "target_name": "procpin-init",
       "type": "executable",
-      "sources": ["native/init/procpin-init.c"],
+      "sources": ["native/init/procpin-init.c", "native/init/outer.c"],
       "defines": ["_GNU_SOURCE"],
       "cflags": ["-Wall", "-Wextra", "-Werror", "-fstack-protector-strong", "-O2", "-std=gnu11", "-fPIE"],
       "ldflags": ["-Wl,-z,relro,-z,now", "<!@(sh native/init/link-flags.sh)"]

@@ -16,7 +16,7 @@ ARCHS=(x64 arm64)
 declare -A TRIPLE=([x64]=x86_64-linux-gnu [arm64]=aarch64-linux-gnu)
 declare -A APT=([x64]=g++-x86-64-linux-gnu [arm64]=g++-aarch64-linux-gnu)
 declare -A MACHINE=([x64]='Advanced Micro Devices X86-64' [arm64]='AArch64')
-# Native programs shipped beside the addon, built for every arch: "name=source.c [extra flags]",
+# Native programs shipped beside the addon, built for every arch: "name=source.c [more sources] [extra flags]",
 # e.g. "procpin-hello=native/hello.c". Linked static-pie: a dynamic executable built against a
 # newer glibc needs its __libc_start_main (GLIBC_2.34), above the floor, and a static one needs
 # none; procpin-init is also exec'd once per contained group, and not loading libc saves about a
@@ -25,7 +25,7 @@ declare -A MACHINE=([x64]='Advanced Micro Devices X86-64' [arm64]='AArch64')
 # (native/init/link-flags.sh), else dynamically: a static libc is not on every machine.
 EXECUTABLES=(
   # contain: 'pidns' runs its command under this init (lib/contain.ts); binding.gyp's flags.
-  "procpin-init=native/init/procpin-init.c -D_GNU_SOURCE -Wl,-z,relro,-z,now"
+  "procpin-init=native/init/procpin-init.c native/init/outer.c -D_GNU_SOURCE -Wl,-z,relro,-z,now"
 )
 EXE_CFLAGS=(-std=gnu11 -O2 -Wall -Wextra -Werror -fstack-protector-strong -D_FORTIFY_SOURCE=2 -static-pie)
 GLIBC_FLOOR=2.28

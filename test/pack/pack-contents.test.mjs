@@ -87,7 +87,7 @@ test('the tarball ships no source map, no test, no build output and nothing outs
   for (const f of files) {
     assert.match(
       f.path,
-      /^package\/(dist\/[\w/-]+\.(js|mjs|d\.ts|d\.mts)|native\/[\w/-]+\.(cc|h|c)|prebuilds\/linux-(x64|arm64)\/[\w.-]+|bin\/procpin|binding\.gyp|CMakeLists\.txt|package\.json|README\.md|LICENSE)$/,
+      /^package\/(dist\/[\w/-]+\.(js|mjs|d\.ts|d\.mts)|native\/[\w/-]+\.(cc|h|c)|native\/init\/link-flags\.sh|prebuilds\/linux-(x64|arm64)\/[\w.-]+|bin\/procpin|binding\.gyp|CMakeLists\.txt|package\.json|README\.md|LICENSE)$/,
       f.path,
     );
   }
