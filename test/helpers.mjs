@@ -184,3 +184,37 @@ export function groupResult(fields = {}) {
     ...fields,
   };
 }
+
+/**
+ * Runs `cmd` with sh on a new pseudo-terminal (script(1)); `steps` are [text to wait for, bytes to
+ * type] pairs, typed in order as their text appears. Resolves with the whole output (CRLF as LF)
+ * and script's status once it ends; killed after `timeout` ms.
+ * @param {string} cmd
+ * @param {{ steps?: [string, string][], timeout?: number }} [options]
+ * @returns {Promise<{ code: number | null, signal: NodeJS.Signals | null, out: string }>}
+ */
+export function onTerminal(cmd, { steps = [], timeout = 20000 } = {}) {
+  const child = cpSpawn('script', ['-qec', cmd, '/dev/null'], {
+    env: { ...process.env, SHELL: '/bin/sh' },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let next = 0;
+  const onData = (/** @type {Buffer} */ d) => {
+    out += d;
+    while (next < steps.length && out.replace(/\r\n/g, '\n').includes(steps[next][0])) {
+      child.stdin.write(steps[next][1]);
+      next++;
+    }
+  };
+  child.stdout.on('data', onData);
+  child.stderr.on('data', onData);
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeout);
+  return new Promise((resolve) => {
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      child.stdin.end();
+      resolve({ code, signal, out: out.replace(/\r\n/g, '\n') });
+    });
+  });
+}

@@ -5,10 +5,10 @@
 // with an interactive bash that does job control.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { isGone, need, parseStat, procStat, procState, tmpDirFor, waitFor } from '../helpers.mjs';
+import { isGone, need, onTerminal, parseStat, procStat, procState, tmpDirFor, waitFor } from '../helpers.mjs';
 import { bin } from './cli-helpers.mjs';
 
 const has = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
@@ -19,25 +19,6 @@ const procpinCmd = `${node} ${bin}`;
 // The command runs from the moment it is spawned and the foreground is handed over right after.
 const untilForeground =
   'i=0; while [ $i -lt 200 ]; do set -- $(cat /proc/$$/stat); [ "$5" = "$8" ] && break; i=$((i+1)); sleep 0.01; done';
-
-/** Runs `cmd` with sh on a new pseudo-terminal (script(1)); resolves with its output and status. */
-function onTerminal(cmd, { timeout = 20000 } = {}) {
-  const child = spawn('script', ['-qec', cmd, '/dev/null'], {
-    env: { ...process.env, SHELL: '/bin/sh' },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout.on('data', (d) => (out += d));
-  child.stderr.on('data', (d) => (out += d));
-  const timer = setTimeout(() => child.kill('SIGKILL'), timeout);
-  return new Promise((resolve) => {
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      child.stdin.end();
-      resolve({ code, signal, out: out.replace(/\r\n/g, '\n') });
-    });
-  });
-}
 
 /**
  * Waits for procpin (its pid) to exit, then for bash to report `rc` as its exit status.

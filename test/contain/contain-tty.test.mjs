@@ -6,10 +6,10 @@
 // supervisor with its modes, and nothing of the command survives.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { isRoot, need, procLib, root, tmpDirFor, waitFor } from '../helpers.mjs';
+import { isRoot, need, onTerminal, procLib, root, tmpDirFor, waitFor } from '../helpers.mjs';
 import { bin } from '../cli/cli-helpers.mjs';
 import { cgroupBase, cgroupsOf, marked } from './contain-helpers.mjs';
 
@@ -23,36 +23,6 @@ function available(mode) {
 test.after(() => {
   assert.deepEqual(cgroupsOf(process.pid), []);
 });
-
-/**
- * Runs `cmd` with sh on a new pseudo-terminal; `steps` are [text to wait for, bytes to type]
- * pairs. Resolves with the whole output (CRLF as LF) once script(1) ends.
- */
-function onTerminal(cmd, steps, { timeout = 30000 } = {}) {
-  const child = spawn('script', ['-qec', cmd, '/dev/null'], {
-    env: { ...process.env, SHELL: '/bin/sh' },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let next = 0;
-  const onData = (d) => {
-    out += d;
-    while (next < steps.length && out.replace(/\r\n/g, '\n').includes(steps[next][0])) {
-      child.stdin.write(steps[next][1]);
-      next++;
-    }
-  };
-  child.stdout.on('data', onData);
-  child.stderr.on('data', onData);
-  const timer = setTimeout(() => child.kill('SIGKILL'), timeout);
-  return new Promise((resolve) => {
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      child.stdin.end();
-      resolve({ code, signal, out: out.replace(/\r\n/g, '\n') });
-    });
-  });
-}
 
 for (const mode of ['pidns', 'cgroup']) {
   test(`${mode}: foreground: true on a terminal: stty at once works every time, ^C and ^Z reach the command, the terminal comes back and nothing survives [L3a.foreground]`, async (t) => {
@@ -95,10 +65,13 @@ for (const mode of ['pidns', 'cgroup']) {
         process.kill(Number(readFileSync(join(dir.path, 'pid'), 'utf8')), 'SIGKILL');
       } catch {}
     });
-    const r = await onTerminal(`${process.execPath} ${prog} ${dir.path}`, [
-      ['READY\n', '\x1a'],
-      ['got-CONT\n', '\x03'],
-    ]);
+    const r = await onTerminal(`${process.execPath} ${prog} ${dir.path}`, {
+      steps: [
+        ['READY\n', '\x1a'],
+        ['got-CONT\n', '\x03'],
+      ],
+      timeout: 30000,
+    });
     assert.match(r.out, /QUICK 0,0,0,0,0,0,0,0,0,0 fg-back modes-back/, r.out);
     assert.match(r.out, /got-CONT\n/, r.out);
     assert.match(r.out, /got-INT\n/, r.out);
@@ -115,7 +88,7 @@ test('procpin run --contain=pidns on a terminal: the command has the foreground,
     `'trap "echo got-INT; exit 7" INT; (setsid sleep 1000.${tok} </dev/null >/dev/null 2>&1 &); ` +
     `stty -echo; stty -a | grep -o -- " -echo " ; echo READY; while :; do sleep 0.05; done'; ` +
     `echo "rc=$?"; set -- $(cat /proc/$$/stat); [ "$5" = "$8" ] && echo fg-back; stty -a | grep -o -- " echo "`;
-  const r = await onTerminal(cmd, [['READY\n', '\x03']]);
+  const r = await onTerminal(cmd, { steps: [['READY\n', '\x03']], timeout: 30000 });
   assert.match(r.out, / -echo \nREADY\n/, r.out);
   assert.match(r.out, /got-INT\nrc=7\nfg-back\n echo \n/, r.out);
   await waitFor(() => marked(tok).length === 0, { timeout: 3000, what: 'no process of the command alive' });
