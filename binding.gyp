@@ -5,6 +5,7 @@
       "sources": [
         "native/binding.cc",
         "native/core/sys.cc",
+        "native/core/cgroup_rmdir.cc",
         "native/primitives.cc",
         "native/flock_wait.cc",
         "native/flock/waiter.cc",
