@@ -141,7 +141,7 @@ export function spawnArguments<O>(
     }
     options = argsOrOptions as O;
   }
-  return [args.map((a, i) => validateCString(a, `args[${i}]`, caller)), options];
+  return [Array.from(args, (a, i) => validateCString(a, `args[${i}]`, caller)), options];
 }
 
 /**

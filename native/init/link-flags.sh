@@ -7,6 +7,6 @@ cc=${CC:-cc}
 dir=$(mktemp -d 2>/dev/null) || exit 0
 trap 'rm -rf "$dir"' EXIT
 printf 'int main(void) { return 0; }\n' >"$dir/t.c"
-if "$cc" -fPIE -static-pie -o "$dir/t" "$dir/t.c" >/dev/null 2>&1 && "$dir/t"; then
+if "$cc" -fPIE -static-pie -o "$dir/t" "$dir/t.c" >/dev/null 2>&1 && "$dir/t" >/dev/null 2>&1; then
   echo -static-pie
 fi

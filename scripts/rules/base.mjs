@@ -87,6 +87,7 @@ export const RULES_BASE = [
       "'NUL bytes in file, args, env, cwd and argv0 give ERR_INVALID_ARG_VALUE",
       "'NUL bytes in a sweep or claim path or prefix are refused",
       "'an env value that cannot become a string is refused",
+      "'args with a hole are refused with ERR_INVALID_ARG_TYPE",
     ],
     pending: ["'readProcStat refuses a pid that is not a positive int32"],
   },

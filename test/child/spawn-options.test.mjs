@@ -258,3 +258,30 @@ test('the flag cleared is the one libuv clears: child_process and procpin leave 
   assert.equal(after & 0o4000, 0, 'the child got it blocking (and so, as with libuv, the shared description)');
   void CI;
 });
+
+test('args with a hole are refused with ERR_INVALID_ARG_TYPE naming the element, by spawn, spawnGroup and the drop-in, and nothing starts [C.args.refused-first]', () => {
+  const before = ourChildren();
+  /** @type {[unknown[], string][]} */
+  const holes = [
+    // eslint-disable-next-line no-sparse-arrays
+    [[, 'x'], 'args[0]'],
+    // eslint-disable-next-line no-sparse-arrays
+    [['x', , 'y'], 'args[1]'],
+  ];
+  for (const [args, at] of holes) {
+    // Typed loosely: an array with a hole, on purpose, must be refused by each.
+    /** @type {((file: string, args: unknown[], options: object) => unknown)[]} */
+    const spawns = /** @type {any} */ ([spawn, spawnGroup, cpSpawn]);
+    for (const fn of spawns) {
+      assert.throws(
+        () => fn('echo', args, { stdio: 'ignore' }),
+        (err) => {
+          assert.equal(/** @type {any} */ (err).code, 'ERR_INVALID_ARG_TYPE', String(err));
+          assert.ok(String(/** @type {any} */ (err).message).includes(`"${at}"`), String(err));
+          return true;
+        },
+      );
+    }
+  }
+  assert.deepEqual(ourChildren(), before);
+});
