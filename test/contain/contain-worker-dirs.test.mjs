@@ -108,26 +108,27 @@ test(
     await ready;
     const [name] = cgroupsOf(process.pid);
     const dir = join(cgroupBase, name);
-    // Moves a new process into the cgroup again and again, also after its cgroup.kill: it never
-    // stays empty. Stops by itself once the directory is gone.
-    const filler = spawn(
-      'sh',
-      [
-        '-c',
-        `while :; do sleep 1000.${tok} & echo $! > "$1/cgroup.procs" 2>/dev/null || break; done; kill $(jobs -p) 2>/dev/null`,
-        'sh',
-        dir,
-      ],
-      { stdio: 'ignore' },
-    );
-    t.after(() => filler.kill('SIGKILL'));
+    // Four loops move new processes into the cgroup again and again, also after its cgroup.kill:
+    // it never stays empty long enough to be seen empty (one loop alone left gaps a busy machine
+    // could see). Each stops by itself once the directory is gone; all are one process group.
+    const loop = `while :; do sleep 1000.${tok} & echo $! > "$1/cgroup.procs" 2>/dev/null || break; done`;
+    const filler = spawn('sh', ['-c', `for i in 1 2 3 4; do (${loop}) & done; wait`, 'sh', dir], {
+      stdio: 'ignore',
+      detached: true,
+    });
+    const killFiller = () => {
+      try {
+        process.kill(-(/** @type {number} */ (filler.pid)), 'SIGKILL');
+      } catch {}
+    };
+    t.after(killFiller);
     await waitFor(() => marked(tok).length > 20, { timeout: 5000, what: 'the filler at work' });
     const t0 = performance.now();
     await w.terminate();
     const ms = performance.now() - t0;
     assert.ok(ms < 1000, `terminate() took ${ms} ms`);
     assert.equal(existsSync(dir), true, 'a cgroup the kernel could not empty is left for the sweep');
-    filler.kill('SIGKILL');
+    killFiller();
     await new Promise((r) => (filler.exitCode === null && filler.signalCode === null ? filler.once('exit', r) : r()));
     writeFileSync(join(dir, 'cgroup.kill'), '1');
     await waitFor(() => /^populated 0/m.test(events(dir)), { timeout: 3000, what: 'the cgroup empty' });
