@@ -4,6 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as cp from 'node:child_process';
+import { inspect } from 'node:util';
 import { spawn } from 'procpin/child_process';
 import { isRoot, need } from '../helpers.mjs';
 
@@ -34,15 +35,20 @@ async function outcome(fn, a) {
   return { spawnfile: c.spawnfile, spawnargs: c.spawnargs, events, out, err };
 }
 
+let cases = 0;
 /** Both spawns with the same arguments did the same. */
 async function same(...a) {
   const [theirs, ours] = await Promise.all([outcome(cp.spawn, a), outcome(spawn, a)]);
-  assert.deepEqual(ours, theirs, `spawn(${a.map((x) => String(typeof x === 'symbol' ? 'Symbol' : x)).join(', ')})`);
+  assert.deepEqual(ours, theirs, `case ${++cases}: ${inspect(a, { showProxy: true })}`);
   return ours;
 }
 
-// The child's own view of its descriptors 1 and 3, on its stderr.
-const fds = ['-c', 'echo "1=$(readlink /proc/$$/fd/1) 3=$(readlink /proc/$$/fd/3)" >&2'];
+// The child's own view of its descriptors 1 and 3, on its stderr (its own look: no shell
+// redirection in between).
+const fds = [
+  '-e',
+  "for (const f of [1, 3]) { try { process.stderr.write(require('fs').readlinkSync('/proc/self/fd/' + f) + '\\n'); } catch { process.stderr.write('none\\n'); } }",
+];
 
 test('args elements that are not strings become text as child_process makes them: holes and undefined "undefined", numbers, null, objects; a Symbol or a throwing toString throws the same error [L2b.arguments]', async () => {
   const r = await same('echo', [1, 2, null, undefined, {}, true, 1n]);
@@ -52,7 +58,13 @@ test('args elements that are not strings become text as child_process makes them
   assert.equal((await same('echo', [new String('a\0b'), 'c'])).out, 'a c\n');
   await same('echo', [{ toString: () => 'from toString' }]);
   await same('echo', [Symbol('s')]);
-  await same('echo', [{ toString: () => { throw new Error('boom'); } }]);
+  await same('echo', [
+    {
+      toString: () => {
+        throw new Error('boom');
+      },
+    },
+  ]);
   // With shell, the command is joined as child_process joins it (null and holes are empty).
   assert.equal((await same('echo', [null, 1, , 'x'], { shell: true })).out, '1 x\n');
   await same('echo', [Symbol('s')], { shell: true });
@@ -115,7 +127,18 @@ test("stdio is read as child_process reads it: not a string nor an array is ERR_
   for (const stdio of [0, '', false, null, NaN]) {
     assert.equal((await same('echo', ['a'], { stdio })).out, 'a\n', String(stdio));
   }
-  for (const e of ['bogus', '', Buffer.from('x'), new DataView(new ArrayBuffer(1)), {}, false, true, Symbol('e'), () => {}, { fd: '1' }]) {
+  for (const e of [
+    'bogus',
+    '',
+    Buffer.from('x'),
+    new DataView(new ArrayBuffer(1)),
+    {},
+    false,
+    true,
+    Symbol('e'),
+    () => {},
+    { fd: '1' },
+  ]) {
     await same('true', [], { stdio: ['pipe', e, 'pipe'] });
   }
   for (const e of [-1, -Infinity]) {
@@ -124,9 +147,21 @@ test("stdio is read as child_process reads it: not a string nor an array is ERR_
 });
 
 test('a descriptor number in stdio is taken as child_process takes it: 1.5 is 1, NaN and Infinity 0, -1 after wrapping is EINVAL, another negative one /dev/null; an object with a numeric fd the same [L2b.arguments]', async () => {
-  for (const e of [1.5, NaN, Infinity, 2 ** 32 + 1, { fd: 1.5 }, { fd: NaN }, 2 ** 31, { fd: -2 }, 2 ** 32 - 1, { fd: -1 }, { fd: 2 ** 32 - 1 }]) {
-    await same('sh', fds, { stdio: ['pipe', e, 'pipe'] });
-    await same('sh', fds, { stdio: ['pipe', 'pipe', 'pipe', e] });
+  for (const e of [
+    1.5,
+    NaN,
+    Infinity,
+    2 ** 32 + 1,
+    { fd: 1.5 },
+    { fd: NaN },
+    2 ** 31,
+    { fd: -2 },
+    2 ** 32 - 1,
+    { fd: -1 },
+    { fd: 2 ** 32 - 1 },
+  ]) {
+    await same(process.execPath, fds, { stdio: ['pipe', e, 'pipe'] });
+    await same(process.execPath, fds, { stdio: ['pipe', 'inherit', 'pipe', e] });
   }
 });
 
@@ -158,6 +193,21 @@ test('options are read as child_process reads them: own enumerable keys only, ea
     assert.equal(r.out, '/\n');
     assert.equal(reads, 1, fn === spawn ? 'procpin' : 'child_process');
   }
-  await same('pwd', [], { get cwd() { throw new Error('no cwd'); } });
-  await same('pwd', [], new Proxy({ cwd: '/' }, { get() { throw new Error('no get'); } }));
+  await same('pwd', [], {
+    get cwd() {
+      throw new Error('no cwd');
+    },
+  });
+  await same(
+    'pwd',
+    [],
+    new Proxy(
+      { cwd: '/' },
+      {
+        get() {
+          throw new Error('no get');
+        },
+      },
+    ),
+  );
 });
