@@ -100,7 +100,9 @@ export function readNodeSpawnCall(
   for (const id of ['uid', 'gid'] as const) {
     const v: unknown = opts[id];
     if (v === undefined) continue;
-    if (!(typeof v === 'number' && v === (v | 0))) {
+    // child_process's int32 test, as it makes it: a Symbol or a BigInt throws the TypeError
+    // that `|` throws for it.
+    if (v !== ((v as number) | 0)) {
       throw invalidArgType(`options.${id}`, 'int32', v, caller);
     }
     // libuv hands the id to setuid/setgid: -1 is EINVAL there, another negative one the id it

@@ -165,9 +165,9 @@ test('a descriptor number in stdio is taken as child_process takes it: 1.5 is 1,
   }
 });
 
-test('uid and gid are int32 as child_process has them: -1 is the EINVAL child_process throws, a number above int32 ERR_INVALID_ARG_TYPE [L2b.arguments]', async () => {
+test('uid and gid are int32 as child_process has them: -1 is the EINVAL child_process throws, a number above int32 ERR_INVALID_ARG_TYPE, a Symbol or BigInt the TypeError its test throws [L2b.arguments]', async () => {
   for (const id of ['uid', 'gid']) {
-    for (const v of [-1, 2 ** 31, 0xfffffffe, 1.5, '0', false]) await same('true', [], { [id]: v });
+    for (const v of [-1, 2 ** 31, 0xfffffffe, 1.5, '0', false, Symbol('id'), 1n]) await same('true', [], { [id]: v });
   }
 });
 
