@@ -171,11 +171,16 @@ export function readNodeSpawnCall(
   };
 }
 
-// child_process's spread: own enumerable keys, each read once. A TypedArray's or a String
-// object's elements are keys there too, and no option names: they are left out.
+// child_process's spread: own enumerable keys, each read once. The elements of an array-like (a
+// TypedArray, a String object, an arguments object) are keys there too, and no option names:
+// they are left out, as child_process ignores them.
 function ownOptions(given: object): object {
   const own: Record<string, unknown> = { __proto__: null, ...given };
-  if (ArrayBuffer.isView(given) || given instanceof String) {
+  const arrayLike =
+    ArrayBuffer.isView(given) ||
+    given instanceof String ||
+    Object.prototype.toString.call(given) === '[object Arguments]';
+  if (arrayLike) {
     for (const key of Object.keys(own)) if (/^(?:0|[1-9]\d*)$/.test(key)) delete own[key];
   }
   return own;

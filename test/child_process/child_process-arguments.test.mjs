@@ -71,13 +71,19 @@ test('args elements that are not strings become text as child_process makes them
   await same('echo', [new String('a\0b'), 'c'], { shell: true });
 });
 
-test('an options object in place of args is the options, and a third argument is then ignored whatever it is; a TypedArray or String object there is options whose elements are no options [L2b.arguments]', async () => {
+test('an options object in place of args is the options, and a third argument is then ignored whatever it is; a TypedArray, String or arguments object there is options whose elements are no options [L2b.arguments]', async () => {
   for (const third of [null, 'x', 1, [], { cwd: '/tmp' }, undefined]) {
     assert.equal((await same('pwd', { cwd: '/' }, third)).out, '/\n', String(third));
   }
   await same('echo', new Uint8Array([1, 2]));
   await same('echo', new Uint8Array([1]), { cwd: '/' });
   await same('echo', new String('ab'));
+  // eslint-disable-next-line prefer-rest-params -- an arguments object, as a wrapper passes one on
+  const argumentsObject = (function () {
+    return arguments;
+  })('x', 'y');
+  await same('echo', argumentsObject);
+  await same('true', [], argumentsObject);
   await same('echo', () => {});
 });
 
