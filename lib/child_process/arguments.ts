@@ -229,6 +229,12 @@ function readEnv(env: unknown, caller: Caller): SpawnOptions['env'] {
     }
     out[key] = cString(`${value as string}`);
   }
+  // As child_process: this process's NODE_V8_COVERAGE reaches a child whose env has none of its
+  // own, so that coverage tools see the children too.
+  const coverage = process.env.NODE_V8_COVERAGE;
+  if (coverage && !Object.prototype.hasOwnProperty.call(source, 'NODE_V8_COVERAGE')) {
+    out.NODE_V8_COVERAGE = coverage;
+  }
   return out;
 }
 

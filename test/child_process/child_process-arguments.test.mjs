@@ -110,6 +110,24 @@ test('an env that is not an object is read as child_process reads it: a string b
   await same('/usr/bin/env', [], { env: { A: Symbol('v') } });
 });
 
+test("this process's NODE_V8_COVERAGE reaches a child whose env lacks it, as child_process passes it for coverage tools [L2b.arguments]", async () => {
+  process.env.NODE_V8_COVERAGE = '/nonexistent-procpin-coverage';
+  try {
+    // Each spawn gets its own env object: child_process writes the variable into the one given.
+    const fresh = async (make) => {
+      const [theirs, ours] = [await outcome(cp.spawn, make()), await outcome(spawn, make())];
+      assert.deepEqual(ours, theirs);
+      return ours;
+    };
+    const r = await fresh(() => ['/usr/bin/env', [], { env: { A: '1' } }]);
+    assert.equal(r.out, 'A=1\nNODE_V8_COVERAGE=/nonexistent-procpin-coverage\n');
+    await fresh(() => ['/usr/bin/env', [], { env: { NODE_V8_COVERAGE: 'own' } }]);
+    await fresh(() => ['/usr/bin/env', [], { env: Object.create({ NODE_V8_COVERAGE: 'inherited' }) }]);
+  } finally {
+    delete process.env.NODE_V8_COVERAGE;
+  }
+});
+
 test('cwd as a Buffer or Uint8Array is accepted and its bytes are checked for NUL as child_process checks them; procpin runs the child in the directory it names [L2b.arguments]', async () => {
   for (const cwd of [Buffer.from('/'), new Uint8Array([47])]) {
     const r = await outcome(spawn, ['pwd', [], { cwd }]);
