@@ -53,6 +53,7 @@ const fds = [
 test('args elements that are not strings become text as child_process makes them: holes and undefined "undefined", numbers, null, objects; a Symbol or a throwing toString throws the same error [L2b.arguments]', async () => {
   const r = await same('echo', [1, 2, null, undefined, {}, true, 1n]);
   assert.equal(r.out, '1 2 null undefined [object Object] true 1\n');
+  // eslint-disable-next-line no-sparse-arrays -- holes, on purpose
   assert.equal((await same('echo', [, 'x', , 'y'])).out, 'undefined x undefined y\n');
   // A NUL inside text made from an object ends that argument there, as the C string does.
   assert.equal((await same('echo', [new String('a\0b'), 'c'])).out, 'a c\n');
@@ -66,6 +67,7 @@ test('args elements that are not strings become text as child_process makes them
     },
   ]);
   // With shell, the command is joined as child_process joins it (null and holes are empty).
+  // eslint-disable-next-line no-sparse-arrays -- a hole, on purpose
   assert.equal((await same('echo', [null, 1, , 'x'], { shell: true })).out, '1 x\n');
   await same('echo', [Symbol('s')], { shell: true });
   await same('echo', [new String('a\0b'), 'c'], { shell: true });
@@ -78,7 +80,7 @@ test('an options object in place of args is the options, and a third argument is
   await same('echo', new Uint8Array([1, 2]));
   await same('echo', new Uint8Array([1]), { cwd: '/' });
   await same('echo', new String('ab'));
-  // eslint-disable-next-line prefer-rest-params -- an arguments object, as a wrapper passes one on
+  // An arguments object, as a wrapper passes one on.
   const argumentsObject = (function () {
     return arguments;
   })('x', 'y');
