@@ -176,14 +176,18 @@ export function readNodeSpawnCall(
 // they are left out, as child_process ignores them.
 function ownOptions(given: object): object {
   const own: Record<string, unknown> = { __proto__: null, ...given };
-  const arrayLike =
+  const indexKeys = Object.keys(own).filter((key) => /^(?:0|[1-9]\d*)$/.test(key));
+  // Looked at only when there are elements: the looks (a Proxy's traps) child_process does not make.
+  if (indexKeys.length > 0 && isArrayLike(given)) for (const key of indexKeys) delete own[key];
+  return own;
+}
+
+function isArrayLike(given: object): boolean {
+  return (
     ArrayBuffer.isView(given) ||
     given instanceof String ||
-    Object.prototype.toString.call(given) === '[object Arguments]';
-  if (arrayLike) {
-    for (const key of Object.keys(own)) if (/^(?:0|[1-9]\d*)$/.test(key)) delete own[key];
-  }
-  return own;
+    Object.prototype.toString.call(given) === '[object Arguments]'
+  );
 }
 
 const CWD_TYPES = 'of type string or an instance of Buffer or URL';

@@ -236,4 +236,17 @@ test('options are read as child_process reads them: own enumerable keys only, ea
       },
     ),
   );
+  // A Proxy with no keys is never asked for one (nor for what it is).
+  await same(
+    'pwd',
+    [],
+    new Proxy(
+      {},
+      {
+        get() {
+          throw new Error('no get');
+        },
+      },
+    ),
+  );
 });
