@@ -9,7 +9,7 @@ import { inspect } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { codedError, errnoException } from '../errors';
 import {
-  inheritedKeys,
+  hasOption,
   invalidArgType,
   invalidArgValue,
   outOfRange,
@@ -77,7 +77,9 @@ export function readNodeSpawnCall(
   let raw: unknown[] = [];
   let given = maybeOptions;
   if (Array.isArray(argsOrOptions)) {
-    raw = (argsOrOptions as unknown[]).slice(); // holes stay holes, as in child_process's spawnargs
+    // Array.prototype's slice, as child_process calls it (not one the array answers for `slice`):
+    // holes stay holes, as in child_process's spawnargs.
+    raw = Array.prototype.slice.call(argsOrOptions) as unknown[];
   } else if (argsOrOptions !== undefined && argsOrOptions !== null) {
     if (typeof argsOrOptions !== 'object') {
       throw invalidArgType('args', 'of type object', argsOrOptions, caller);
@@ -224,7 +226,21 @@ function readEnv(env: unknown, caller: Caller): SpawnOptions['env'] {
   if (!env || env === process.env) return undefined;
   const source = Object(env) as Record<string, unknown>;
   const out: Record<string, string> = Object.create(null) as Record<string, string>;
-  for (const key of inheritedKeys(source)) {
+  // As child_process (and before it reads the env): this process's NODE_V8_COVERAGE reaches a
+  // child whose env has none of its own, so that coverage tools see the children too.
+  let coverage = process.env.NODE_V8_COVERAGE;
+  if (coverage && Object.prototype.hasOwnProperty.call(source, 'NODE_V8_COVERAGE')) {
+    coverage = undefined;
+  }
+  // The keys first, then the values, as child_process reads them. A key polluted onto
+  // Object.prototype is left out (a documented difference); any other is read exactly as
+  // child_process's for...in reads it, with no look of ours in between.
+  const keys: string[] = [];
+  for (const key in source) {
+    const polluted = Object.prototype.propertyIsEnumerable.call(Object.prototype, key);
+    if (!polluted || hasOption(source, key)) keys.push(key);
+  }
+  for (const key of keys) {
     const value = source[key];
     if (value === undefined) continue;
     if (key.includes('\u0000')) throw invalidArgValue(`options.env['${key}']`, key, NUL, caller);
@@ -233,12 +249,7 @@ function readEnv(env: unknown, caller: Caller): SpawnOptions['env'] {
     }
     out[key] = cString(`${value as string}`);
   }
-  // As child_process: this process's NODE_V8_COVERAGE reaches a child whose env has none of its
-  // own, so that coverage tools see the children too.
-  const coverage = process.env.NODE_V8_COVERAGE;
-  if (coverage && !Object.prototype.hasOwnProperty.call(source, 'NODE_V8_COVERAGE')) {
-    out.NODE_V8_COVERAGE = coverage;
-  }
+  if (coverage) out.NODE_V8_COVERAGE = coverage;
   return out;
 }
 

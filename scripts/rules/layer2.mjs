@@ -319,6 +319,7 @@ export const RULES_LAYER2 = [
       "'uid and gid are int32 as child_process has them",
       "'as root, a negative uid or gid other than -1 is the id it wraps to",
       "'options are read as child_process reads them",
+      "'options, args and env given as Proxies are asked exactly what child_process asks",
     ],
   },
   {

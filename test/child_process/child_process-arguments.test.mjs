@@ -250,3 +250,37 @@ test('options are read as child_process reads them: own enumerable keys only, ea
     ),
   );
 });
+
+test('options, args and env given as Proxies are asked exactly what child_process asks of them, in its order [L2b.arguments]', async () => {
+  /** A Proxy that logs each question asked of it. */
+  const logged = (target, log, name) =>
+    new Proxy(
+      target,
+      Object.fromEntries(
+        ['get', 'has', 'ownKeys', 'getOwnPropertyDescriptor', 'getPrototypeOf'].map((trap) => [
+          trap,
+          (...a) => {
+            log.push(`${name}.${trap}(${trap === 'ownKeys' || trap === 'getPrototypeOf' ? '' : String(a[1])})`);
+            return Reflect[trap](...a);
+          },
+        ]),
+      ),
+    );
+  const cases = [
+    (log) => ['/bin/echo', ['a'], logged({ cwd: '/', env: { PATH: '/bin' }, stdio: 'pipe' }, log, 'options')],
+    (log) => ['/bin/echo', logged(['a', 1], log, 'args')],
+    (log) => ['/bin/echo', logged(['a', 1], log, 'args'), { shell: true }],
+    (log) => ['/bin/echo', ['a'], { env: logged({ A: '1', B: 2 }, log, 'env') }],
+  ];
+  for (const make of cases) {
+    const logs = [];
+    for (const fn of [cp.spawn, spawn]) {
+      const log = [];
+      const c = fn(...make(log));
+      c.stdout?.resume();
+      await new Promise((resolve) => c.once('close', resolve));
+      logs.push(log);
+    }
+    assert.deepEqual(logs[1], logs[0]);
+  }
+});
