@@ -240,7 +240,8 @@ export class Child {
    */
   poll(): WaitInfo | null {
     if (this.#reaped) {
-      if (this.#info) return this.#info;
+      // Lost (reaped by someone else) stays lost, also when the exit had been read before.
+      if (this.#info && !this.#lost) return this.#info;
       throw this.#lost ?? errnoException(ECHILD, 'waitid', { pid: this.pid }, this.poll);
     }
     const r = this.#handle.poll();
@@ -301,7 +302,7 @@ export class Child {
 
   #reap(caller: (...a: never[]) => unknown): WaitInfo {
     if (this.#reaped) {
-      if (this.#info) return this.#info;
+      if (this.#info && !this.#lost) return this.#info;
       throw this.#lost ?? errnoException(ECHILD, 'waitid', { pid: this.pid }, caller);
     }
     const r = this.#handle.reap();
