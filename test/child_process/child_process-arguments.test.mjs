@@ -273,8 +273,10 @@ test('options, args and env given as Proxies are asked exactly what child_proces
     (log) => ['/bin/echo', ['a'], { env: logged({ A: '1', B: 2 }, log, 'env') }],
   ];
   for (const make of cases) {
+    /** @type {string[][]} */
     const logs = [];
-    for (const fn of [cp.spawn, spawn]) {
+    for (const fn of /** @type {((...a: any[]) => any)[]} */ ([cp.spawn, spawn])) {
+      /** @type {string[]} */
       const log = [];
       const c = fn(...make(log));
       c.stdout?.resume();
