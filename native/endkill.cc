@@ -14,6 +14,7 @@
 #include "endkill.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -37,6 +38,7 @@
 #include "child/state.h"
 #include "core/cgroup_rmdir.h"
 #include "core/sys.h"
+#include "glibc_floor.h"  // before any call to dladdr
 #include "glue.h"
 
 namespace procpin::endkill {
@@ -166,14 +168,37 @@ void OnEnding(int sig, siginfo_t* info, void* ctx) {
   }
   KillAll();
   errno = saved;
-  if (IsHandler(old)) {
+  // Two copies of the addon may have chained each other (IsPeerCopy): a chain that comes back
+  // here ends with the default action instead of going round.
+  static std::atomic<bool> chaining{false};
+  if (IsHandler(old) && !chaining.exchange(true)) {
     CallOld(sig, info, ctx);
+    chaining.store(false);
     return;
   }
   // Put the default action back and raise again: `sig` is blocked in this handler, so it is
   // delivered as the handler returns (a real fault would also re-execute and die the same way).
-  sigaction(sig, &old, nullptr);
+  struct sigaction dfl;
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  sigaction(sig, IsHandler(old) ? &dfl : &old, nullptr);
   raise(sig);
+}
+
+// Whether `old` is the ending handler of another copy of this addon (a dependency's own nested
+// procpin, loaded from another file): it is chained, as the fault signals' handlers are, so that
+// each copy's table is killed. An application's (or libuv's) handler never is.
+bool IsPeerCopy(const struct sigaction& old) {
+  if (!(old.sa_flags & SA_SIGINFO) || old.sa_sigaction == nullptr) return false;
+  Dl_info theirs, ours;
+  if (!dladdr(reinterpret_cast<void*>(old.sa_sigaction), &theirs) || !theirs.dli_fname ||
+      !dladdr(reinterpret_cast<void*>(&OnEnding), &ours) || !ours.dli_fname) {
+    return false;
+  }
+  const char* base = strrchr(theirs.dli_fname, '/');
+  base = base ? base + 1 : theirs.dli_fname;
+  return strcmp(theirs.dli_fname, ours.dli_fname) != 0 && strncmp(base, "procpin", 7) == 0 &&
+         strstr(base, ".node") != nullptr;
 }
 
 // Puts OnEnding on each ending signal that has the default action now, or (`first`) a handler
@@ -186,8 +211,10 @@ void Hook(bool first) {
     struct sigaction old;
     if (sigaction(sig, nullptr, &old) != 0) continue;
     if ((old.sa_flags & SA_SIGINFO) && old.sa_sigaction == OnEnding) continue;
-    bool chain = first && (sig == SIGABRT || sig == SIGSEGV || sig == SIGBUS ||
-                           ((sig == SIGINT || sig == SIGTERM) && (old.sa_flags & SA_RESETHAND)));
+    bool chain =
+        (first && (sig == SIGABRT || sig == SIGSEGV || sig == SIGBUS ||
+                   ((sig == SIGINT || sig == SIGTERM) && (old.sa_flags & SA_RESETHAND)))) ||
+        IsPeerCopy(old);
     if (old.sa_handler == SIG_IGN && !(old.sa_flags & SA_SIGINFO)) continue;
     if (IsHandler(old) && !chain) continue;
     g_old[sig] = old;

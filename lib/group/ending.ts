@@ -53,13 +53,42 @@ function hookEndingSignals(): void {
   });
 }
 
+// Listeners that, like this one, take an ending signal over only when nobody else listens: every
+// copy of procpin's (a dependency may bring its own), and signal-exit's (its loaded instances,
+// one listener each, are counted in the emitter it shares: v4's under a global symbol, v3's on
+// `process`). Neither is the application deciding to go on: read so, each would wait for the
+// other and the signal would end nothing.
+const kEndHook = Symbol.for('procpin.endingSignalListener');
+Object.defineProperty(onEndingSignal, kEndHook, { value: true });
+
+/** The `count` of a signal-exit emitter kept under `key` on `holder`, or 0. */
+function signalExitCount(holder: object, key: PropertyKey): number {
+  const emitter: unknown = Object.getOwnPropertyDescriptor(holder, key)?.value;
+  if (typeof emitter !== 'object' || emitter === null) return 0;
+  const count: unknown = Object.getOwnPropertyDescriptor(emitter, 'count')?.value;
+  return typeof count === 'number' && count > 0 ? count : 0;
+}
+
+/** Listeners for `sig` that are the application's own, not an end hook's. */
+function applicationListeners(sig: NodeJS.Signals): number {
+  const others = process.listeners(sig).filter((l) => !Object.hasOwn(l, kEndHook)).length;
+  return (
+    others -
+    signalExitCount(globalThis, Symbol.for('signal-exit emitter')) -
+    signalExitCount(process, '__signal_exit_emitter__')
+  );
+}
+
 function onEndingSignal(sig: NodeJS.Signals): void {
-  if (process.listenerCount(sig) > 1) return; // the application listens: it decides
+  if (applicationListeners(sig) > 0) return; // the application listens: it decides
   killLiveGroups();
   binding.endKillAll();
   endContainments();
   for (const s of ENDING_SIGNALS) process.removeListener(s, onEndingSignal);
   process.kill(process.pid, sig);
+  // Another end hook still listens (signal-exit, another copy of procpin): the signal raised
+  // again reaches it alone now, and it ends the process by it.
+  if (process.listenerCount(sig) > 0) return;
   // Still here: the default action was not taken. PID 1 of a pid namespace (a container's init)
   // is not ended by a signal it has no handler for; end with the status a shell reports for it.
   process.exit(128 + (osConstants.signals[sig] ?? 0));
