@@ -76,8 +76,6 @@ export interface NativeChildHandle {
   signalGroup(signal: number, pidfdGroup: boolean): number;
   /** 1 while the unreaped leader is in the group it leads, 0 once it left it, or -errno. */
   inGroup(): number;
-  /** Puts the leader in the end-kill table (dies with the environment and the process). 0 or -errno. */
-  armEndKill(pidfdGroup: boolean): number;
   /** SIGKILL if running, wait up to `ms`, reap: info, null when not exited in time, or -errno. */
   killAndReap(ms: number): RawWaitInfo | null | number;
 }
@@ -163,17 +161,32 @@ export interface NativeBinding {
    * called once, when the exit is seen: the siginfo's `si_code` (> 0) and fields, or a negative
    * errno (the rest 0) when the status was lost. The child is not reaped unless `reaped`.
    * `cgroupProcs` a descriptor of a cgroup's cgroup.procs, or -1; `creds` [uid, gid], -1 =
-   * unchanged.
+   * unchanged; `endKill` below.
    */
   spawn(
-    ...args: [...SpawnHead, cgroupProcs?: number, creds?: [number, number]]
+    ...args: [
+      ...SpawnHead,
+      cgroupProcs?: number,
+      creds?: [number, number],
+      /**
+       * A process group's leader: armed in the end-kill table before spawn returns (1: with the
+       * group signal through its pidfd, 0: without it; -1 or absent: not a leader).
+       */
+      endKill?: number,
+    ]
   ): NativeSpawned | NativeSpawnFailure | number;
   /**
    * The same with `out`, an Int32Array of at least 1 + stdio.length: a started child's handle
    * alone, its pid in `out[0]` and the parent's descriptors in `out[1...]`.
    */
   spawn(
-    ...args: [...SpawnHead, cgroupProcs: number, creds: [number, number], out: Int32Array]
+    ...args: [
+      ...SpawnHead,
+      cgroupProcs: number,
+      creds: [number, number],
+      endKill: number,
+      out: Int32Array,
+    ]
   ): NativeChildHandle | NativeSpawnFailure | number;
   /** A pidfd watch on any process; `onExit(0)` when it exits. */
   openProcess(pid: number, onExit: (result: number) => void): NativeChildHandle | number;

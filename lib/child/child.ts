@@ -10,7 +10,7 @@ import { binding, type NativeChildHandle, type NativeSpawnFailure } from '../bin
 import { codedError, ERRNO, errnoException } from '../errors';
 import { SIGNALS, validateSignal, type Signal } from '../signals';
 import { spawn } from './spawn';
-import { leaderRefusal, offerLeader } from './leader';
+import { leaderRefusal, offerLeader, pidfdGroupSignal } from './leader';
 import { handOverStreams, type SpawnSpec } from './spawn-options';
 import { toWaitInfo, waitInfoOf, type WaitInfo } from '../waitinfo';
 
@@ -118,6 +118,7 @@ export class Child {
       (code, status, pid, uid, reaped) => this.#onExit(code, status, pid, uid, reaped),
       ownOf(spec, 'cgroupProcs') ?? -1,
       [spec.uid, spec.gid],
+      asLeader ? (pidfdGroupSignal ? 1 : 0) : -1,
       out,
     );
     if (typeof r === 'number') throw errnoException(r, 'spawn', { path: spec.file }, spawn);
@@ -244,7 +245,8 @@ export class Child {
    */
   poll(): WaitInfo | null {
     if (this.#reaped) {
-      if (this.#info) return this.#info;
+      // Lost (reaped by someone else) stays lost, also when the exit had been read before.
+      if (this.#info && !this.#lost) return this.#info;
       throw this.#lost ?? errnoException(ECHILD, 'waitid', { pid: this.pid }, this.poll);
     }
     const r = this.#handle.poll();
@@ -305,7 +307,7 @@ export class Child {
 
   #reap(caller: (...a: never[]) => unknown): WaitInfo {
     if (this.#reaped) {
-      if (this.#info) return this.#info;
+      if (this.#info && !this.#lost) return this.#info;
       throw this.#lost ?? errnoException(ECHILD, 'waitid', { pid: this.pid }, caller);
     }
     // Once the exit was seen its info is known: the addon then only reaps (no object to build).

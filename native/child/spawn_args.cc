@@ -112,10 +112,12 @@ struct SpawnArgs {
   std::vector<const char*> cand;
   std::vector<char*> argvp, envp, sh_argv;
   spawn::Request req;
+  int end_kill = -1;
 };
 
 // Fills `a` from (candidates, argv, env, cwd, stdio, group, pdeathsig, closeFds, onExit
-// [, cgroupProcs[, creds]]). False with a JavaScript exception pending when an argument is bad.
+// [, cgroupProcs[, creds[, endKill]]]). False with a JavaScript exception pending when an argument
+// is bad.
 bool Unpack(const Napi::CallbackInfo& info, SpawnArgs* a) {
   Napi::Env env = info.Env();
   // env is always a copy (lib/child/spawn-options.ts takes it from process.env): the CLONE_VM
@@ -212,21 +214,30 @@ bool Unpack(const Napi::CallbackInfo& info, SpawnArgs* a) {
     req.uid = static_cast<long>(ud);
     req.gid = static_cast<long>(gd);
   }
+  if (info.Length() > 11 && !info[11].IsUndefined()) {
+    int32_t end_kill;
+    if (!Int32Arg(info, 11, &end_kill)) return false;
+    if (end_kill < -1 || end_kill > 1) {
+      Napi::RangeError::New(env, "endKill must be -1, 0 or 1").ThrowAsJavaScriptException();
+      return false;
+    }
+    a->end_kill = end_kill;
+  }
   return true;
 }
 
-// `out` (argument 11): an Int32Array of at least 1 + stdio.length elements, or undefined. Read
+// `out` (argument 12): an Int32Array of at least 1 + stdio.length elements, or undefined. Read
 // before the spawn, so that a bad one starts nothing.
 bool OutArray(const Napi::CallbackInfo& info, size_t nstdio, int32_t** out) {
   *out = nullptr;
-  if (info.Length() <= 11 || info[11].IsUndefined()) return true;
+  if (info.Length() <= 12 || info[12].IsUndefined()) return true;
   napi_env env = info.Env();
   napi_typedarray_type type;
   size_t length = 0;
   void* data = nullptr;
   bool is_typed = false;
-  if (napi_is_typedarray(env, info[11], &is_typed) != napi_ok || !is_typed ||
-      napi_get_typedarray_info(env, info[11], &type, &length, &data, nullptr, nullptr) != napi_ok ||
+  if (napi_is_typedarray(env, info[12], &is_typed) != napi_ok || !is_typed ||
+      napi_get_typedarray_info(env, info[12], &type, &length, &data, nullptr, nullptr) != napi_ok ||
       type != napi_int32_array || length < nstdio + 1) {
     Napi::TypeError::New(info.Env(), "out must be an Int32Array of 1 + stdio.length")
         .ThrowAsJavaScriptException();
@@ -239,12 +250,14 @@ bool OutArray(const Napi::CallbackInfo& info, size_t nstdio, int32_t** out) {
 }  // namespace
 
 // spawn(candidates, argv, env, cwd, stdio, group, pdeathsig, closeFds, onExit
-//       [, cgroupProcs[, creds[, out]]])
+//       [, cgroupProcs[, creds[, endKill[, out]]]])
 //   -> { handle, pid, fds } or { errno, stage }; with `out`, the handle alone, its pid in out[0]
 //      and the parent's descriptors in out[1...] (no result object: building one through
 //      Node-API, a property at a time, cost more than the rest of this function's own work).
 // cgroupProcs: a descriptor of a cgroup's cgroup.procs open for writing, or -1.
 // creds: [uid, gid], -1 = unchanged.
+// endKill: a process group's leader, armed in the end-kill table (1: with the group signal through
+// its pidfd, 0: without); -1 = not a leader.
 Napi::Value Spawn(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   auto* reg = static_cast<Registry*>(info.Data());
@@ -261,19 +274,13 @@ Napi::Value Spawn(const Napi::CallbackInfo& info) {
     o.Set("stage", Napi::String::New(env, StageName(out.stage)));
     return o;
   }
-  Napi::Value h = Adopt(env, reg, out.pid, out.pidfd, Kind::kChild, info[8].As<Napi::Function>());
-  if (h.IsEmpty() || h.IsNumber()) {
+  // A leader (end_kill >= 0) is in the end-kill table before this returns: no JavaScript runs,
+  // nor can a Worker's termination fall, between its start and its arming.
+  Napi::Value h =
+      Adopt(env, reg, out.pid, out.pidfd, Kind::kChild, info[8].As<Napi::Function>(), a.end_kill);
+  if (h.IsEmpty() || h.IsNumber()) {  // not made (Adopt killed and reaped the child): no fds left
     for (int fd : parent_fds) {
       if (fd >= 0) close(fd);
-    }
-    if (h.IsNumber()) {  // could not watch it at all (out of memory): do not leave it running
-      if (out.pidfd >= 0) {
-        sys::PidfdSendSignal(out.pidfd, SIGKILL, 0);
-      } else {
-        kill(out.pid, SIGKILL);
-      }
-      siginfo_t si;
-      sys::Waitid(P_PID, static_cast<unsigned>(out.pid), &si, WEXITED);
     }
     return h;
   }

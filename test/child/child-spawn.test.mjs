@@ -358,7 +358,7 @@ test('the addon refuses an out array that is not an Int32Array of 1 + stdio.leng
   const before = readdirSync('/proc/self/fd').length;
   const noop = () => {};
   const call = (out) =>
-    binding.spawn(['/bin/true'], ['true'], '', null, [-2, -2, -2], 0, 0, false, noop, -1, [-1, -1], out);
+    binding.spawn(['/bin/true'], ['true'], '', null, [-2, -2, -2], 0, 0, false, noop, -1, [-1, -1], -1, out);
   for (const out of [new Int32Array(3), new Float64Array(4), new Uint32Array(4), [0, 0, 0, 0], {}, 7]) {
     assert.throws(() => call(out), { name: 'TypeError', message: /out must be an Int32Array/ });
   }
