@@ -54,8 +54,11 @@ export interface NativeChildHandle {
   pidfd(): number;
   /** WEXITED | WNOHANG | WNOWAIT look: info, null while running, or -errno. */
   poll(): RawWaitInfo | null | number;
-  /** WEXITED | WNOHANG reap: info, null while running, or -errno. The pidfd is closed after. */
-  reap(): RawWaitInfo | null | number;
+  /**
+   * WEXITED | WNOHANG reap: info, null while running, or -errno. The pidfd is closed after.
+   * `known`: the caller has the info from the exit already; 0 instead of it.
+   */
+  reap(known?: boolean): RawWaitInfo | null | number;
   /** 0 or -errno (-ESRCH once reaped). */
   kill(signal: number): number;
   /** openProcess: whether the pidfd polls readable. */
@@ -83,6 +86,20 @@ export interface NativeSpawned {
   /** The parent's end per child descriptor ('pipe' entries), -1 elsewhere. */
   fds: number[];
 }
+
+/** The arguments every spawn takes first (see NativeBinding.spawn). */
+type SpawnHead = [
+  candidates: string[],
+  argv: string[],
+  /** The variables (`NAME=value`) joined by NUL. */
+  env: string,
+  cwd: string | null,
+  stdio: number[],
+  group: number,
+  pdeathsig: number,
+  closeFds: boolean,
+  onExit: (code: number, status: number, pid: number, uid: number, reaped: boolean) => void,
+];
 
 export interface NativeSpawnFailure {
   errno: number;
@@ -140,29 +157,37 @@ export interface NativeBinding {
   // Layer 2 (native/child/): spawn, the pidfd exit watcher.
   /**
    * Starts a child. `stdio[i]` is -1 (pipe), -2 (ignore), -3 (close) or a parent descriptor.
-   * `group` 0 new, 1 session, 2 inherit. `onExit(info | -errno, reaped)` is called once, when
-   * the exit is seen (the child is not reaped unless `reaped`).
+   * `group` 0 new, 1 session, 2 inherit. `onExit(code | -errno, status, pid, uid, reaped)` is
+   * called once, when the exit is seen: the siginfo's `si_code` (> 0) and fields, or a negative
+   * errno (the rest 0) when the status was lost. The child is not reaped unless `reaped`.
+   * `cgroupProcs` a descriptor of a cgroup's cgroup.procs, or -1; `creds` [uid, gid], -1 =
+   * unchanged; `endKill` below.
    */
   spawn(
-    candidates: string[],
-    argv: string[],
-    /** The variables (`NAME=value`) joined by NUL. */
-    env: string,
-    cwd: string | null,
-    stdio: number[],
-    group: number,
-    pdeathsig: number,
-    closeFds: boolean,
-    onExit: (result: RawWaitInfo | number, reaped: boolean) => void,
-    cgroupProcs?: number,
-    /** [uid, gid], -1 = unchanged. */
-    creds?: [number, number],
-    /**
-     * A process group's leader: armed in the end-kill table before spawn returns (1: with the
-     * group signal through its pidfd, 0: without it; -1 or absent: not a leader).
-     */
-    endKill?: number,
+    ...args: [
+      ...SpawnHead,
+      cgroupProcs?: number,
+      creds?: [number, number],
+      /**
+       * A process group's leader: armed in the end-kill table before spawn returns (1: with the
+       * group signal through its pidfd, 0: without it; -1 or absent: not a leader).
+       */
+      endKill?: number,
+    ]
   ): NativeSpawned | NativeSpawnFailure | number;
+  /**
+   * The same with `out`, an Int32Array of at least 1 + stdio.length: a started child's handle
+   * alone, its pid in `out[0]` and the parent's descriptors in `out[1...]`.
+   */
+  spawn(
+    ...args: [
+      ...SpawnHead,
+      cgroupProcs: number,
+      creds: [number, number],
+      endKill: number,
+      out: Int32Array,
+    ]
+  ): NativeChildHandle | NativeSpawnFailure | number;
   /** A pidfd watch on any process; `onExit(0)` when it exits. */
   openProcess(pid: number, onExit: (result: number) => void): NativeChildHandle | number;
   /**

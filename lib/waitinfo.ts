@@ -38,14 +38,19 @@ const codeNames = new Map<number, WaitCode>([
 
 /** Converts the addon's raw siginfo. */
 export function toWaitInfo(raw: RawWaitInfo): WaitInfo {
-  const code = codeNames.get(raw.code) ?? 'CLD_EXITED';
+  return waitInfoOf(raw.pid, raw.uid, raw.code, raw.status);
+}
+
+/** The WaitInfo of a siginfo given field by field (a child's exit callback gets them so). */
+export function waitInfoOf(pid: number, uid: number, rawCode: number, status: number): WaitInfo {
+  const code = codeNames.get(rawCode) ?? 'CLD_EXITED';
   const exited = code === 'CLD_EXITED';
   return {
-    pid: raw.pid,
-    uid: raw.uid,
+    pid,
+    uid,
     code,
-    status: raw.status,
-    exitCode: exited ? raw.status : null,
-    signal: exited ? null : signalName(raw.status),
+    status,
+    exitCode: exited ? status : null,
+    signal: exited ? null : signalName(status),
   };
 }

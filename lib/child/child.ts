@@ -6,19 +6,13 @@
  */
 import * as net from 'node:net';
 import type { Duplex, Readable, Writable } from 'node:stream';
-import {
-  binding,
-  type NativeChildHandle,
-  type NativeSpawned,
-  type NativeSpawnFailure,
-  type RawWaitInfo,
-} from '../binding';
+import { binding, type NativeChildHandle, type NativeSpawnFailure } from '../binding';
 import { codedError, ERRNO, errnoException } from '../errors';
 import { SIGNALS, validateSignal, type Signal } from '../signals';
 import { spawn } from './spawn';
 import { leaderRefusal, offerLeader, pidfdGroupSignal } from './leader';
 import { handOverStreams, type SpawnSpec } from './spawn-options';
-import { toWaitInfo, type WaitInfo } from '../waitinfo';
+import { toWaitInfo, waitInfoOf, type WaitInfo } from '../waitinfo';
 
 // What was in this module before it was split: importable from here as before.
 export { prepareSpawn, readEnding, SPAWN_OPTIONS, spawnArguments } from './spawn-options';
@@ -111,7 +105,7 @@ export class Child {
       this.#resolve = resolve;
       this.#reject = reject;
     });
-    this.exited.catch(() => {}); // a lost status must not crash a process that never awaited
+    const out = spawnOut(spec.stdio.length);
     const r = binding.spawn(
       spec.candidates,
       spec.argv,
@@ -121,10 +115,11 @@ export class Child {
       spec.group,
       spec.pdeathsig,
       spec.closeFds,
-      (result, reaped) => this.#onExit(result, reaped),
+      (code, status, pid, uid, reaped) => this.#onExit(code, status, pid, uid, reaped),
       ownOf(spec, 'cgroupProcs') ?? -1,
       [spec.uid, spec.gid],
       asLeader ? (pidfdGroupSignal ? 1 : 0) : -1,
+      out,
     );
     if (typeof r === 'number') throw errnoException(r, 'spawn', { path: spec.file }, spawn);
     // Own keys only, here and below: a name polluted onto Object.prototype (`errno`, `internal`)
@@ -143,22 +138,26 @@ export class Child {
       }
       throw err;
     }
-    this.pid = r.pid;
-    this.#handle = r.handle;
+    // The pid and the parent's descriptors came in the out array (see spawnOut): read at once,
+    // before any other code can spawn.
+    this.pid = out[0] ?? -1;
+    this.#handle = r;
+    const fds: number[] = [];
+    for (let i = 1; i <= spec.stdio.length; i++) fds.push(out[i] ?? -1);
     const streams: Array<Readable | Writable | Duplex | null> = [];
-    const own = r.fds.length - (ownOf(spec, 'internal') ?? 0);
-    this.#internalFds = r.fds.slice(own);
+    const own = fds.length - (ownOf(spec, 'internal') ?? 0);
+    this.#internalFds = fds.slice(own);
     try {
       for (let i = 0; i < own; i++) {
-        const fd = r.fds[i] ?? -1;
+        const fd = fds[i] ?? -1;
         streams.push(fd < 0 ? null : openStream(fd, i));
       }
     } catch (err) {
       // The caller gets no Child, so none may be left behind: no descriptor, no process.
       for (const st of streams) st?.destroy();
       this.#internalFds = [];
-      for (let i = streams.length; i < r.fds.length; i++) {
-        const fd = r.fds[i] ?? -1;
+      for (let i = streams.length; i < fds.length; i++) {
+        const fd = fds[i] ?? -1;
         if (fd >= 0) binding.closeFd(fd);
       }
       this.#handle.kill(SIGKILL);
@@ -208,17 +207,23 @@ export class Child {
     return this.#reaped;
   }
 
-  #onExit(result: RawWaitInfo | number, reaped: boolean): void {
-    if (typeof result === 'number') {
+  #onExit(code: number, status: number, pid: number, uid: number, reaped: boolean): void {
+    if (code < 0) {
       this.#reaped = true;
       this.#lost =
-        result === ECHILD
-          ? lostError(this.pid)
-          : errnoException(result, 'waitid', { pid: this.pid });
-      this.#reject(this.#lost);
+        code === ECHILD ? lostError(this.pid) : errnoException(code, 'waitid', { pid: this.pid });
+      this.#fail(this.#lost);
       return;
     }
-    this.#settle(toWaitInfo(result), reaped);
+    this.#settle(waitInfoOf(pid, uid, code, status), reaped);
+  }
+
+  // `exited` rejects. Given a handler first, here rather than at the spawn: a lost status must not
+  // crash a process that never awaited, and an exit that is not lost (nearly every one) then
+  // resolves a promise with no reaction of procpin's queued before the caller's continuation.
+  #fail(err: Error): void {
+    this.exited.catch(() => {});
+    this.#reject(err);
   }
 
   #settle(info: WaitInfo, reaped: boolean): WaitInfo {
@@ -256,7 +261,7 @@ export class Child {
   #markLost(caller?: (...a: never[]) => unknown): Error {
     this.#reaped = true;
     this.#lost ??= lostError(this.pid, caller);
-    this.#reject(this.#lost);
+    this.#fail(this.#lost);
     return this.#lost;
   }
 
@@ -305,9 +310,12 @@ export class Child {
       if (this.#info && !this.#lost) return this.#info;
       throw this.#lost ?? errnoException(ECHILD, 'waitid', { pid: this.pid }, caller);
     }
-    const r = this.#handle.reap();
+    // Once the exit was seen its info is known: the addon then only reaps (no object to build).
+    const known = this.#info;
+    const r = this.#handle.reap(known !== null);
     if (r === null) throw notExited(caller);
     if (typeof r === 'number') {
+      if (r === 0 && known !== null) return this.#settle(known, true);
       if (r === ECHILD) throw this.#markLost(caller);
       throw errnoException(r, 'waitid', { pid: this.pid }, caller);
     }
@@ -361,8 +369,18 @@ export class Child {
   }
 }
 
+// Where the addon writes a started child's pid and the parent's descriptors (pid, fd 0, fd 1, ...):
+// one per module instance (each Worker has its own), read right after each spawn. Cheaper than
+// a result object built through Node-API a property at a time.
+let spawnOutArray = new Int32Array(8);
+
+function spawnOut(nstdio: number): Int32Array {
+  if (spawnOutArray.length < nstdio + 1) spawnOutArray = new Int32Array(nstdio + 1);
+  return spawnOutArray;
+}
+
 /** The addon's answer is a failure: its own `errno`, never one polluted onto Object.prototype. */
-function isFailure(r: NativeSpawned | NativeSpawnFailure): r is NativeSpawnFailure {
+function isFailure(r: NativeChildHandle | NativeSpawnFailure): r is NativeSpawnFailure {
   return Object.hasOwn(r, 'errno');
 }
 

@@ -104,8 +104,9 @@ Napi::Value ChildHandle::Poll(const Napi::CallbackInfo& info) {
   return RawInfo(env, si);
 }
 
-// reap(): the reaping wait, WNOHANG. Null while running. Afterwards the exit is no longer
-// watched and the pidfd is closed.
+// reap([known]): the reaping wait, WNOHANG. Null while running. Afterwards the exit is no longer
+// watched and the pidfd is closed. With `known` true the caller has the exit's info already (the
+// WNOWAIT look saw the same siginfo): 0 instead of a new object.
 Napi::Value ChildHandle::Reap(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   ChildState* s = state_;
@@ -117,7 +118,7 @@ Napi::Value ChildHandle::Reap(const Napi::CallbackInfo& info) {
   s->cb.Reset();
   s->ctx.reset();
   ClosePidfd(s);
-  return RawInfo(env, si);
+  return BoolArg(info, 0) ? Result(env, 0) : RawInfo(env, si);
 }
 
 // kill(sig): 0, or -errno; -ESRCH once reaped (the pid may name a stranger now).

@@ -226,11 +226,34 @@ bool Unpack(const Napi::CallbackInfo& info, SpawnArgs* a) {
   return true;
 }
 
+// `out` (argument 12): an Int32Array of at least 1 + stdio.length elements, or undefined. Read
+// before the spawn, so that a bad one starts nothing.
+bool OutArray(const Napi::CallbackInfo& info, size_t nstdio, int32_t** out) {
+  *out = nullptr;
+  if (info.Length() <= 12 || info[12].IsUndefined()) return true;
+  napi_env env = info.Env();
+  napi_typedarray_type type;
+  size_t length = 0;
+  void* data = nullptr;
+  bool is_typed = false;
+  if (napi_is_typedarray(env, info[12], &is_typed) != napi_ok || !is_typed ||
+      napi_get_typedarray_info(env, info[12], &type, &length, &data, nullptr, nullptr) != napi_ok ||
+      type != napi_int32_array || length < nstdio + 1) {
+    Napi::TypeError::New(info.Env(), "out must be an Int32Array of 1 + stdio.length")
+        .ThrowAsJavaScriptException();
+    return false;
+  }
+  *out = static_cast<int32_t*>(data);
+  return true;
+}
+
 }  // namespace
 
 // spawn(candidates, argv, env, cwd, stdio, group, pdeathsig, closeFds, onExit
-//       [, cgroupProcs[, creds[, endKill]]])
-//   -> { handle, pid, fds } or { errno, stage }
+//       [, cgroupProcs[, creds[, endKill[, out]]]])
+//   -> { handle, pid, fds } or { errno, stage }; with `out`, the handle alone, its pid in out[0]
+//      and the parent's descriptors in out[1...] (no result object: building one through
+//      Node-API, a property at a time, cost more than the rest of this function's own work).
 // cgroupProcs: a descriptor of a cgroup's cgroup.procs open for writing, or -1.
 // creds: [uid, gid], -1 = unchanged.
 // endKill: a process group's leader, armed in the end-kill table (1: with the group signal through
@@ -239,7 +262,8 @@ Napi::Value Spawn(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   auto* reg = static_cast<Registry*>(info.Data());
   SpawnArgs a;
-  if (!Unpack(info, &a)) return Napi::Value();
+  int32_t* out_array = nullptr;
+  if (!Unpack(info, &a) || !OutArray(info, a.stdio.size(), &out_array)) return Napi::Value();
   std::vector<int> parent_fds(a.stdio.size(), -1);
   spawn::Outcome out;
   out.parent_fds = parent_fds.data();
@@ -258,6 +282,11 @@ Napi::Value Spawn(const Napi::CallbackInfo& info) {
     for (int fd : parent_fds) {
       if (fd >= 0) close(fd);
     }
+    return h;
+  }
+  if (out_array != nullptr) {
+    out_array[0] = out.pid;
+    for (size_t i = 0; i < parent_fds.size(); ++i) out_array[i + 1] = parent_fds[i];
     return h;
   }
   Napi::Object o = Napi::Object::New(env);

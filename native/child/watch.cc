@@ -32,31 +32,29 @@ void StartTimer(ChildState* s) {
   ApplyRef(s);
 }
 
-// The same as RawInfo with raw Node-API calls, for the exit callback: it can run while a Worker
-// is being terminated, when calls fail, and node-addon-api's error wrappers would abort on that.
-napi_value RawInfoUnchecked(napi_env env, const siginfo_t& si) {
-  napi_value o = nullptr, v = nullptr;
-  if (napi_create_object(env, &o) != napi_ok) return nullptr;
-  const std::pair<const char*, double> fields[] = {
-      {"pid", si.si_pid}, {"uid", si.si_uid}, {"code", si.si_code}, {"status", si.si_status}};
-  for (const auto& [name, value] : fields) {
-    if (napi_create_double(env, value, &v) == napi_ok) napi_set_named_property(env, o, name, v);
-  }
-  return o;
-}
-
-// Calls onExit(argv0, reaped) once. A throwing callback becomes an uncaught exception.
-void Tell(ChildState* s, napi_value argv0, bool reaped) {
+// Calls onExit(result, status, pid, uid, reaped) once: for a child's exit result is si_code (> 0)
+// and the rest its siginfo; for openProcess result is 0; for a lost status -errno (the rest 0).
+// Plain numbers, not an object: creating an object and four named properties through Node-API
+// was the largest part of the exit notice after the loop woke (lib/child/child.ts builds the
+// WaitInfo). Raw Node-API calls: this can run while a Worker is being terminated, when calls fail,
+// and node-addon-api's error wrappers would abort on that. A throwing callback becomes an
+// uncaught exception.
+void Tell(ChildState* s, int result, const siginfo_t* si, bool reaped) {
   if (s->cb.IsEmpty()) return;
   napi_env env = s->env;
   Napi::FunctionReference cb = std::move(s->cb);
   std::unique_ptr<Napi::AsyncContext> ctx = std::move(s->ctx);
-  napi_value argv[2] = {argv0, nullptr};
-  napi_get_boolean(env, reaped, &argv[1]);
+  const bool info = result >= 0 && si != nullptr;
+  napi_value argv[5] = {};
+  bool made = napi_create_int32(env, info ? si->si_code : result, &argv[0]) == napi_ok &&
+              napi_create_int32(env, info ? si->si_status : 0, &argv[1]) == napi_ok &&
+              napi_create_int32(env, info ? si->si_pid : 0, &argv[2]) == napi_ok &&
+              napi_create_uint32(env, info ? si->si_uid : 0, &argv[3]) == napi_ok &&
+              napi_get_boolean(env, reaped, &argv[4]) == napi_ok;
   napi_value fn = nullptr, global = nullptr, ret = nullptr;
-  if (argv[0] && argv[1] && napi_get_reference_value(env, cb, &fn) == napi_ok && fn &&
+  if (made && napi_get_reference_value(env, cb, &fn) == napi_ok && fn &&
       napi_get_global(env, &global) == napi_ok &&
-      napi_make_callback(env, *ctx, global, fn, 2, argv, &ret) != napi_ok) {
+      napi_make_callback(env, *ctx, global, fn, 5, argv, &ret) != napi_ok) {
     // "Pending" with no exception means the environment is shutting down: nothing to report.
     bool pending = false;
     napi_value exc;
@@ -69,14 +67,19 @@ void Tell(ChildState* s, napi_value argv0, bool reaped) {
 
 // The exit was seen (result 0 with si filled for a child, 0 alone for openProcess, or -errno
 // when the status was lost). A child that was let go is reaped now. Tells JavaScript once.
-// Nothing touches `s` after the call: the callback may close and free it.
+// The watch of an exit told to JavaScript is closed after the call, not before: its epoll_ctl
+// is then off the path to the caller's continuation (which commonly reaps, and so closes it
+// itself). The poll cannot fire again meanwhile: this is its callback, and the loop dispatches
+// it again only in a later turn. Nothing touches `s` after the call: the callback may close and
+// free it (freeing closes the watch first; the handle's own memory lives until its close callback,
+// in a later phase of the loop, so it can still be looked at here).
 void Deliver(ChildState* s, int result, const siginfo_t* si) {
-  CloseWatch(s);
   bool reaped_now = false;
   siginfo_t reaped_si;
   if (result < 0) {
     // ECHILD (the kernel, SIGCHLD ignored, or someone else reaped it), or a wait that failed:
     // nothing left to reap either way.
+    CloseWatch(s);
     if (s->state != State::kLost) s->state = State::kReaped;
   } else if (s->state == State::kLetGo) {
     reaped_now = Reap(s, &reaped_si) == 0 && reaped_si.si_pid != 0;
@@ -89,17 +92,14 @@ void Deliver(ChildState* s, int result, const siginfo_t* si) {
     Dispose(s);
     return;
   }
-  napi_handle_scope scope;
-  if (napi_open_handle_scope(s->env, &scope) != napi_ok) return;
+  uv_handle_t* watch = WatchHandle(s);
   napi_env env = s->env;
-  napi_value arg = nullptr;
-  if (result < 0 || !s->child()) {
-    napi_create_int32(env, result < 0 ? result : 0, &arg);
-  } else {
-    arg = RawInfoUnchecked(env, reaped_now ? reaped_si : *si);
+  napi_handle_scope scope;
+  if (napi_open_handle_scope(env, &scope) == napi_ok) {
+    Tell(s, result, s->child() ? (reaped_now ? &reaped_si : si) : nullptr, reaped_now);
+    napi_close_handle_scope(env, scope);
   }
-  Tell(s, arg, reaped_now);
-  napi_close_handle_scope(env, scope);
+  if (watch != nullptr && !uv_is_closing(watch)) CloseWatch(static_cast<ChildState*>(watch->data));
 }
 
 void Check(ChildState* s) {

@@ -86,6 +86,7 @@ export const RULES_BASE = [
       "'strings with NUL bytes and bad options are refused before anything starts",
       "'NUL bytes in file, args, env, cwd and argv0 give ERR_INVALID_ARG_VALUE",
       "'NUL bytes in a sweep or claim path or prefix are refused",
+      "'the addon refuses an out array that is not an Int32Array",
       "'an env value that cannot become a string is refused",
       "'args with a hole are refused with ERR_INVALID_ARG_TYPE",
     ],

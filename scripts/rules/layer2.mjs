@@ -152,6 +152,7 @@ export const RULES_LAYER2 = [
       "'a child that exits with a code reports CLD_EXITED",
       "'a child killed by a signal reports CLD_KILLED",
       "'after exited the child is a zombie (state Z) until reap()",
+      "'once exited has resolved the pidfd is no longer watched by the event loop",
     ],
   },
   {
@@ -204,6 +205,7 @@ export const RULES_LAYER2 = [
     tests: [
       '"a child reaped by another library\'s waitpid(-1) thread is lost',
       "'SIGCHLD set to ignored after the spawn: the auto-reaped child is reported lost",
+      "'a lost status that nobody awaits raises no unhandled rejection",
     ],
   },
   {

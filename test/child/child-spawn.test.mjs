@@ -6,6 +6,7 @@ import { spawn as cpSpawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawn } from '../../dist/index.js';
+import { binding } from '../../dist/binding.js';
 import {
   isGone,
   openFds,
@@ -351,4 +352,21 @@ test('spawn(file, options) works without args [L2.spawn.exec]', async () => {
   const child = spawn('true', { stdio: 'ignore' });
   assert.equal((await child.exited).exitCode, 0);
   child.reap();
+});
+
+test('the addon refuses an out array that is not an Int32Array of 1 + stdio.length with a TypeError, before anything starts [C.args.refused-first]', () => {
+  const before = readdirSync('/proc/self/fd').length;
+  const noop = () => {};
+  const call = (out) =>
+    binding.spawn(['/bin/true'], ['true'], '', null, [-2, -2, -2], 0, 0, false, noop, -1, [-1, -1], -1, out);
+  for (const out of [new Int32Array(3), new Float64Array(4), new Uint32Array(4), [0, 0, 0, 0], {}, 7]) {
+    assert.throws(() => call(out), { name: 'TypeError', message: /out must be an Int32Array/ });
+  }
+  assert.equal(readdirSync('/proc/self/fd').length, before, 'no descriptor (no pidfd, no /dev/null) left');
+  const out = new Int32Array(4).fill(-9);
+  const h = /** @type {import('../../dist/binding.js').NativeChildHandle} */ (call(out));
+  assert.equal(typeof h.reap, 'function', 'the handle itself');
+  assert.ok(out[0] > 0, 'the pid in out[0]');
+  assert.deepEqual([...out.subarray(1)], [-1, -1, -1], 'no parent descriptor for ignored stdio');
+  h.killAndReap(5000);
 });

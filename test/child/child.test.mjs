@@ -46,6 +46,36 @@ test('a child that exits with a code reports CLD_EXITED and that code [L2.exited
   assert.deepEqual(child.reap(), info);
 });
 
+test('once exited has resolved the pidfd is no longer watched by the event loop, reaped or not (its epoll registration is gone) [L2.exited.unreaped]', async () => {
+  const r = await runNode(`
+    import * as p from ${pkg};
+    import { readdirSync, readlinkSync, readFileSync } from 'node:fs';
+    const fds = (kind) => readdirSync('/proc/self/fd').filter((f) => {
+      try { return readlinkSync('/proc/self/fd/' + f) === kind; } catch { return false; }
+    }).map(Number);
+    // The descriptors registered in this process's epoll sets (libuv's loop), from the kernel.
+    const watched = () => fds('anon_inode:[eventpoll]').flatMap((e) =>
+      [...readFileSync('/proc/self/fdinfo/' + e, 'utf8').matchAll(/^tfd:\\s+(\\d+)/gm)].map((m) => Number(m[1])));
+    const pidfdsWatched = () => watched().filter((fd) => fds('anon_inode:[pidfd]').includes(fd)).length;
+    const out = {};
+    const c = p.spawn('sh', ['-c', 'read x'], { stdio: ['pipe', 'ignore', 'ignore'] });
+    // libuv adds a watched descriptor to its epoll set in a later poll phase: wait for it, bounded.
+    for (const end = Date.now() + 5000; pidfdsWatched() === 0 && Date.now() < end; ) {
+      await new Promise((r) => setTimeout(r, 1));
+    }
+    out.running = pidfdsWatched();
+    c.stdin.end('go\\n');
+    out.info = (await c.exited).exitCode;
+    await new Promise((r) => setImmediate(r));
+    out.exited = pidfdsWatched();
+    out.state = readFileSync('/proc/' + c.pid + '/stat', 'utf8').split(') ')[1][0];
+    c.reap();
+    out.reaped = pidfdsWatched();
+    console.log(JSON.stringify(out));`);
+  const line = r.stdout.trim().split('\n').at(-1);
+  assert.deepEqual(JSON.parse(line), { running: 1, info: 0, exited: 0, state: 'Z', reaped: 0 }, r.stderr);
+});
+
 test('a child killed by a signal reports CLD_KILLED and the signal name [L2.exited.unreaped]', async () => {
   const child = spawn('sleep', ['30'], { stdio: 'ignore' });
   assert.equal(child.kill('SIGKILL'), true);

@@ -97,6 +97,32 @@ test('SIGCHLD set to ignored after the spawn: the auto-reaped child is reported 
   assert.deepEqual(lastJson(r), { exited: LOST, reap: LOST });
 });
 
+test('a lost status that nobody awaits raises no unhandled rejection, and the process exits with its own code [L2.identity.lost]', async (t) => {
+  const so = compileC('sigchld_ignore', { output: 'sigchld_ignore.so', shared: true });
+  if (!need(t, so, `cc for the SIGCHLD helper: ${compileC.lastError}`)) return;
+  const r = await runNode(`
+    import * as p from ${pkg};
+    const unhandled = [];
+    process.on('unhandledRejection', (e) => unhandled.push(e?.code ?? String(e)));
+    const c = p.spawn('sleep', ['1000'], { stdio: 'ignore' });
+    try { process.dlopen({ exports: {} }, ${JSON.stringify(so)}); } catch {}
+    process.kill(c.pid, 'SIGKILL');
+    // exited is never awaited: wait for the loss through poll(), with a bound.
+    let lost = null;
+    const end = Date.now() + 5000;
+    while (lost === null && Date.now() < end) {
+      await new Promise((r) => setTimeout(r, 5));
+      try { c.poll(); } catch (e) { lost = e.code; }
+    }
+    // Two more turns: an unhandled rejection is reported after the microtasks of its turn.
+    await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setImmediate(r));
+    console.log(JSON.stringify({ lost, unhandled }));
+    process.exitCode = 7;`);
+  assert.equal(r.code, 7, r.stderr);
+  assert.deepEqual(lastJson(r), { lost: LOST, unhandled: [] });
+});
+
 test('an exited child traced by a debugger that has not waited does not spin the event loop [L2.identity.traced]', async (t) => {
   const tracer = compileC('tracer');
   if (!need(t, tracer, `cc for the tracer: ${compileC.lastError}`)) return;
