@@ -19,6 +19,7 @@
         "native/child/wait.cc",
         "native/child/watch.cc",
         "native/endkill.cc",
+        "native/held_fd.cc",
         "native/core/sweep.cc",
         "native/core/sweep_candidate.cc",
         "native/core/sweep_create.cc",

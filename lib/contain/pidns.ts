@@ -7,7 +7,7 @@
  * @module
  */
 import * as fs from 'node:fs';
-import { binding, initExecutablePath } from '../binding';
+import { binding, initExecutablePath, type NativeHeldFd } from '../binding';
 import { Child, spawnRewritten, type SpawnOptions, type SpawnSpec } from '../child/child';
 import type { WaitInfo } from '../waitinfo';
 import { errnoException } from '../errors';
@@ -62,12 +62,10 @@ export function spawnPidns(
   // procpin-init writes here what failed before the command's execve; the command's execve
   // closes the last copy. Reading to the end is the spawn's own wait, as vfork is for a plain one.
   const [fd, statusFd = -1] = Child.takeInternalFds(child);
-  let statusOpen = statusFd >= 0;
-  const takeStatus = (): string => {
-    if (!statusOpen) return '';
-    statusOpen = false;
-    return readStatus(statusFd);
-  };
+  // Held by the addon: closed at the group's exit, or by the environment's end when that comes
+  // first (a Worker's teardown runs no JavaScript).
+  const status = hold(statusFd);
+  const takeStatus = (): string => readStatus(status);
   Child.mapExit(child, (info) => withCoreDump(info, takeStatus()));
   let text = '';
   if (fd !== undefined && fd >= 0) {
@@ -148,17 +146,23 @@ const CORE_DUMPED = 0x80;
 // (which would be written next to the command's, or sent to the system's crash handler): the
 // command's raw wait status, written to the status descriptor just before, says whether the
 // command's death dumped core. Read once, when the outer's exit is first seen.
-function readStatus(fd: number): string {
+function readStatus(held: NativeHeldFd | null): string {
+  if (held === null) return '';
   try {
-    const buf = Buffer.alloc(24);
-    const n = fs.readSync(fd, buf, 0, buf.length, null);
-    return buf.toString('latin1', 0, n);
-  } catch {
-    return ''; // the outer died before it could say (killed from outside); only the inner, which
-    // dies with it, ever held another copy (and closes it first thing)
+    const r = held.read(24, 0);
+    // Nothing there: the outer died before it could say (killed from outside), or the inner,
+    // which closes its copy first thing, was held up before it could.
+    return r instanceof Buffer ? r.toString('latin1') : '';
   } finally {
-    binding.closeFd(fd);
+    held.close();
   }
+}
+
+/** A descriptor the addon made, held by it (closed once, also at the environment's end); or null. */
+function hold(fd: number): NativeHeldFd | null {
+  if (fd < 0) return null;
+  const h = binding.holdFd(fd);
+  return typeof h === 'number' ? null : h;
 }
 
 function withCoreDump(info: WaitInfo, text: string): WaitInfo {

@@ -287,6 +287,7 @@ export const RULES_LAYER3A = [
       '"worker.terminate() kills the Worker\'s own groups',
       "'Workers terminated mid-work dozens of times in a loop",
       "`${mode}: a Worker's contained groups close every descriptor exactly once",
+      '`${mode}: Workers terminated while their contained groups run',
     ],
     pending: [
       "'cgroup: the end of the Worker that spawned a group kills every process of its cgroup",
