@@ -61,7 +61,12 @@
       "sources": ["native/init/procpin-init.c", "native/init/outer.c"],
       "defines": ["_GNU_SOURCE"],
       "cflags": ["-Wall", "-Wextra", "-Werror", "-fstack-protector-strong", "-O2", "-std=gnu11", "-fPIE"],
-      "ldflags": ["-Wl,-z,relro,-z,now", "<!@(sh native/init/link-flags.sh)"]
+      "ldflags": ["-Wl,-z,relro,-z,now", "<!@(sh native/init/link-flags.sh)"],
+      "conditions": [
+        ["'<!(node -p \"process.env.PROCPIN_TEST_HOOKS || ''\")'!=''", {
+          "defines": ["PROCPIN_TEST_HOOKS"]
+        }]
+      ]
     }
   ]
 }
