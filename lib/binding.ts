@@ -58,6 +58,8 @@ export interface NativeHeldFd {
   read(max: number, ms: number): Buffer | null | number;
   /** 0 the first time, -EBADF after. */
   close(): number;
+  /** As close(), the close(2) itself made by a thread of the addon's. */
+  closeOffLoop(): number;
 }
 
 /** The native side of a Child or ProcessHandle (native/child/). */
@@ -133,6 +135,8 @@ export interface NativeBinding {
   closeFd(fd: number): number;
   /** Takes a descriptor the addon made over (native/held_fd.cc), or -errno. */
   holdFd(fd: number): NativeHeldFd | number;
+  /** open(path, O_RDONLY | O_CLOEXEC), held (native/held_fd.cc), or -errno. */
+  openHeld(path: string): NativeHeldFd | number;
   setPdeathsig(signal: number): number;
   getPdeathsig(): number;
   setChildSubreaper(on: boolean): number;

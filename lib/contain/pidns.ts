@@ -157,15 +157,13 @@ function startStopped(pid: number, depth = 0): boolean {
 // teardown (the release of its mounts waits for an RCU grace period, about as long as the rest of
 // a contained spawn) then neither delays the exit that reports the command's status nor blocks
 // this thread. Opened through /proc/PID/fd of our own unreaped child: the number names no other
-// process. When the outer is gone already, there is nothing to hold.
+// process. When the outer is gone already, there is nothing to hold. Held by the addon, whose
+// closer thread closes it (a close queued on the threadpool would be cancelled by the end of a
+// Worker, and the descriptor left open), or the environment's end.
 function holdMountNamespace(child: Child, outerFd: number): void {
-  let fd: number;
-  try {
-    fd = fs.openSync(`/proc/${child.pid}/fd/${outerFd}`, fs.constants.O_RDONLY);
-  } catch {
-    return;
-  }
-  const close = () => fs.close(fd, () => {});
+  const held = binding.openHeld(`/proc/${child.pid}/fd/${outerFd}`);
+  if (typeof held === 'number') return;
+  const close = () => held.closeOffLoop();
   child.exited.then(close, close);
 }
 
