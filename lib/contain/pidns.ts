@@ -6,7 +6,6 @@
  * signal) the kernel kills the whole namespace.
  * @module
  */
-import * as fs from 'node:fs';
 import { binding, initExecutablePath, type NativeHeldFd } from '../binding';
 import { Child, spawnRewritten, type SpawnOptions, type SpawnSpec } from '../child/child';
 import type { WaitInfo } from '../waitinfo';
