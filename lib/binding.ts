@@ -87,8 +87,6 @@ export interface NativeChildHandle {
   signalGroup(signal: number, pidfdGroup: boolean): number;
   /** 1 while the unreaped leader is in the group it leads, 0 once it left it, or -errno. */
   inGroup(): number;
-  /** Puts the leader in the end-kill table (dies with the environment and the process). 0 or -errno. */
-  armEndKill(pidfdGroup: boolean): number;
   /** SIGKILL if running, wait up to `ms`, reap: info, null when not exited in time, or -errno. */
   killAndReap(ms: number): RawWaitInfo | null | number;
 }
@@ -177,6 +175,11 @@ export interface NativeBinding {
     cgroupProcs?: number,
     /** [uid, gid], -1 = unchanged. */
     creds?: [number, number],
+    /**
+     * A process group's leader: armed in the end-kill table before spawn returns (1: with the
+     * group signal through its pidfd, 0: without it; -1 or absent: not a leader).
+     */
+    endKill?: number,
   ): NativeSpawned | NativeSpawnFailure | number;
   /** A pidfd watch on any process; `onExit(0)` when it exits. */
   openProcess(pid: number, onExit: (result: number) => void): NativeChildHandle | number;

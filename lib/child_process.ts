@@ -7,7 +7,6 @@
  * `child_process.spawn` and tree-kill switches by changing its import.
  * @module procpin/child_process
  */
-import { readSpawnCall } from './child/child';
 import { abortError } from './errors';
 import {
   GROUP_OPTIONS,
@@ -27,10 +26,10 @@ import {
   type StdioEntry,
   type StdioOptions,
 } from './child_process/process';
+import { readNodeSpawnCall } from './child_process/arguments';
 import { failedStart, watch } from './child_process/events';
 import { kill, track } from './child_process/kill';
-import { validateChildProcessSignal } from './signals';
-import { invalidArgType, outOfRange, validateAbortSignal } from './validate';
+import { validateAbortSignal } from './validate';
 
 export { collectOutput, stdioEnded } from './group/output';
 export type { CollectOptions, GroupOutput, MaxBufferError } from './group/output';
@@ -75,56 +74,30 @@ export function spawn(
   argsOrOptions?: readonly string[] | SpawnOptions,
   maybeOptions?: SpawnOptions,
 ): ChildProcess {
-  // A null options object is refused by readOptions as child_process refuses it: ERR_INVALID_ARG_TYPE.
-  const [args, opts] = readSpawnCall(
+  const call = readNodeSpawnCall(
     command,
     argsOrOptions,
     maybeOptions,
     ADAPTER_OPTIONS,
-    spawn,
     UNSUPPORTED,
+    spawn,
   );
-  // child_process's own error codes for these (procpin's spawn says ERR_OUT_OF_RANGE for both).
-  for (const id of ['uid', 'gid'] as const) {
-    const v = opts[id];
-    if (v !== undefined && !(Number.isInteger(v) && v >= 0 && v <= 0xfffffffe)) {
-      throw invalidArgType(`options.${id}`, 'int32', v, spawn);
-    }
-  }
-  if (opts.timeout !== undefined && !(Number.isInteger(opts.timeout) && opts.timeout >= 0)) {
-    throw outOfRange('options.timeout', '>= 0 and <= 2147483647', opts.timeout, spawn);
-  }
-  if (opts.cwd === '') opts.cwd = undefined; // child_process does not chdir to ''
-  // child_process's killSignal is a name in any case ('sigkill'), as its kill() takes it.
-  if (typeof opts.killSignal === 'string') {
-    opts.killSignal = validateChildProcessSignal(opts.killSignal, 'options.killSignal', spawn);
-  }
-  const { detached, windowsHide, windowsVerbatimArguments, stdio, signal: abort, ...rest } = opts;
+  const opts = call.options;
+  const {
+    detached,
+    windowsHide: _h,
+    windowsVerbatimArguments: _v,
+    stdio: _s,
+    shell: _sh,
+    signal: abort,
+    ...rest
+  } = opts;
   const groupOptions: SpawnGroupOptions = { ...rest };
-  if (detached !== undefined && detached !== false && detached !== true) {
-    throw invalidArgType('options.detached', 'of type boolean', detached, spawn);
-  }
-  // Meaningless on Linux, but checked as child_process checks them (null passes there too).
-  for (const [name, v] of [
-    ['windowsHide', windowsHide],
-    ['windowsVerbatimArguments', windowsVerbatimArguments],
-  ] as const) {
-    if (v !== undefined && v !== null && typeof v !== 'boolean') {
-      throw invalidArgType(`options.${name}`, 'of type boolean', v, spawn);
-    }
-  }
   if (detached) groupOptions.processGroup = 'session';
-  const stdioList = stdioEntries(stdio);
+  const stdioList = call.stdio as SpawnGroupOptions['stdio'];
   groupOptions.stdio = stdioList;
-
-  const shell = opts.shell;
-  const spawnfile =
-    shell === true ? '/bin/sh' : typeof shell === 'string' && shell !== '' ? shell : command;
-  const rest0 =
-    shell === true || (typeof shell === 'string' && shell !== '')
-      ? ['-c', [command, ...args].join(' ')]
-      : [...args];
-  const spawnargs = [typeof opts.argv0 === 'string' ? opts.argv0 : spawnfile, ...rest0];
+  const { file: spawnfile, args } = call;
+  const spawnargs = call.spawnargs as string[];
 
   // child_process emits 'error' with an AbortError when its signal aborts; the listener goes on
   // first, so that a signal whose addEventListener throws starts nothing.
@@ -139,7 +112,7 @@ export function spawn(
   abort?.addEventListener('abort', onAbort, { once: true });
   let group: ProcessGroup;
   try {
-    group = spawnGroup(command, args, groupOptions);
+    group = spawnGroup(spawnfile, args, groupOptions);
   } catch (err) {
     abort?.removeEventListener('abort', onAbort);
     const e = err as Partial<SpawnError>;
@@ -156,11 +129,4 @@ export function spawn(
   watch(c, group, () => abort?.removeEventListener('abort', onAbort));
   track(c, group);
   return c;
-}
-
-// 'overlapped' is 'pipe' off Windows (as child_process has it); a string applies to 0-2.
-function stdioEntries(stdio: StdioOptions | undefined): SpawnGroupOptions['stdio'] {
-  if (stdio === 'overlapped') return 'pipe';
-  if (!Array.isArray(stdio)) return stdio as SpawnGroupOptions['stdio'];
-  return (stdio as StdioEntry[]).map((e) => (e === 'overlapped' ? 'pipe' : e));
 }

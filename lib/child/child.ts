@@ -16,7 +16,7 @@ import {
 import { codedError, ERRNO, errnoException } from '../errors';
 import { SIGNALS, validateSignal, type Signal } from '../signals';
 import { spawn } from './spawn';
-import { leaderRefusal, offerLeader } from './leader';
+import { leaderRefusal, offerLeader, pidfdGroupSignal } from './leader';
 import { handOverStreams, type SpawnSpec } from './spawn-options';
 import { toWaitInfo, type WaitInfo } from '../waitinfo';
 
@@ -124,6 +124,7 @@ export class Child {
       (result, reaped) => this.#onExit(result, reaped),
       ownOf(spec, 'cgroupProcs') ?? -1,
       [spec.uid, spec.gid],
+      asLeader ? (pidfdGroupSignal ? 1 : 0) : -1,
     );
     if (typeof r === 'number') throw errnoException(r, 'spawn', { path: spec.file }, spawn);
     // Own keys only, here and below: a name polluted onto Object.prototype (`errno`, `internal`)
@@ -239,7 +240,8 @@ export class Child {
    */
   poll(): WaitInfo | null {
     if (this.#reaped) {
-      if (this.#info) return this.#info;
+      // Lost (reaped by someone else) stays lost, also when the exit had been read before.
+      if (this.#info && !this.#lost) return this.#info;
       throw this.#lost ?? errnoException(ECHILD, 'waitid', { pid: this.pid }, this.poll);
     }
     const r = this.#handle.poll();
@@ -300,7 +302,7 @@ export class Child {
 
   #reap(caller: (...a: never[]) => unknown): WaitInfo {
     if (this.#reaped) {
-      if (this.#info) return this.#info;
+      if (this.#info && !this.#lost) return this.#info;
       throw this.#lost ?? errnoException(ECHILD, 'waitid', { pid: this.pid }, caller);
     }
     const r = this.#handle.reap();

@@ -7,9 +7,15 @@
  * @internal
  * @module
  */
-import type { NativeChildHandle } from '../binding';
+import { binding, type NativeChildHandle } from '../binding';
 import { codedError } from '../errors';
 import type { WaitInfo } from '../waitinfo';
+
+// PIDFD_SIGNAL_PROCESS_GROUP (Linux 6.9) binds a group signal to the group the leader's pidfd
+// names, never to a number. PROCPIN_NO_PIDFD_GROUP=1 (read once, at load) forces the kill(-pgid)
+// path that older kernels take, so that it can be tested on a new one.
+export const pidfdGroupSignal =
+  process.env['PROCPIN_NO_PIDFD_GROUP'] !== '1' && binding.hasPidfdGroupSignal();
 
 /** What a claimable Child hands over, once, to the group that claims it. */
 export interface LeaderAccess {
@@ -76,11 +82,6 @@ export class LeaderControl {
   /** 1 while the leader is in the group it leads, 0 once it left it, or -errno. */
   inGroup(): number {
     return this.#access.reaped() ? -3 : this.#access.handle.inGroup();
-  }
-
-  /** The leader's group dies with this environment and with the process. 0 or -errno. */
-  armEndKill(pidfdGroup: boolean): number {
-    return this.#access.handle.armEndKill(pidfdGroup);
   }
 
   /** The group's own reap of its leader, once the group is clean. As Child.reap. */

@@ -13,7 +13,7 @@ import { restoreTerminals } from './foreground';
 import type { GroupCleanup } from './logic';
 
 // Groups not yet released: on the 'exit' event each gets its group SIGKILL from the cleanup's
-// own logic; the native table (armEndKill) covers every other way of ending.
+// own logic; the native end-kill table (armed by the spawn) covers every other way of ending.
 const live = new Set<GroupCleanup>();
 
 /** The group is killed at the end until it is released. */

@@ -345,8 +345,8 @@ export function spawnGroup(
   );
   // However this environment or the process ends (exit from anywhere, abort, a Worker's end),
   // the native end-kill table SIGKILLs the group through the leader's pidfd (or its number while
-  // it is unreaped) until the group is released.
-  control.armEndKill(pidfdGroupSignal);
+  // it is unreaped) until the group is released: the spawn armed it before it returned
+  // (startLeader), so no JavaScript runs, nor can be terminated, while a group is unarmed.
   killAtEnd(cleanup);
   cleanup.onReleased = () => {
     released(cleanup);

@@ -8,7 +8,7 @@ import * as diagnostics from 'node:diagnostics_channel';
 import { binding, type ScanMemory } from '../binding';
 import type { Child } from '../child/child';
 import { ERRNO } from '../errors';
-import type { LeaderControl } from '../child/leader';
+import { pidfdGroupSignal, type LeaderControl } from '../child/leader';
 import type { Holder } from '../contain/contain';
 import { memberScanner, toLimit, type ScanKernel } from './scan';
 import type { GroupOps, GroupPhase, SendResult } from './types';
@@ -22,11 +22,7 @@ const { EPERM } = ERRNO;
 export const GROUP_CHANNEL = 'procpin:group';
 const channel = diagnostics.channel(GROUP_CHANNEL);
 
-// PIDFD_SIGNAL_PROCESS_GROUP (Linux 6.9) binds a group signal to the group the leader's pidfd
-// names, never to a number. PROCPIN_NO_PIDFD_GROUP=1 (read once, at load) forces the kill(-pgid)
-// path that older kernels take, so that it can be tested on a new one.
-export const pidfdGroupSignal =
-  process.env['PROCPIN_NO_PIDFD_GROUP'] !== '1' && binding.hasPidfdGroupSignal();
+export { pidfdGroupSignal };
 
 const nativeScan: ScanKernel<ScanMemory> = {
   memberLive: (pgid, pid) => binding.groupMemberLive(pgid, pid),

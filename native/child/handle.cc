@@ -5,7 +5,9 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -213,8 +215,8 @@ Napi::Value ChildHandle::Close(const Napi::CallbackInfo& info) {
   return out;
 }
 
-Napi::Value Adopt(Napi::Env env, Registry* reg, pid_t pid, int pidfd, Kind kind,
-                  Napi::Function cb) {
+Napi::Value Adopt(Napi::Env env, Registry* reg, pid_t pid, int pidfd, Kind kind, Napi::Function cb,
+                  int end_kill) {
   auto* s = new ChildState();
   s->reg = reg;
   s->env = env;
@@ -227,15 +229,27 @@ Napi::Value Adopt(Napi::Env env, Registry* reg, pid_t pid, int pidfd, Kind kind,
       std::make_unique<Napi::AsyncContext>(env, s->child() ? "procpin:child" : "procpin:process");
   reg->states.insert(s);
   int r = StartWatch(s);
+  if (r == 0 && end_kill >= 0) r = ArmEndKill(s, end_kill == 1);
   if (r < 0) {
+    if (s->child()) {  // nobody will have it: it must not run on, nor stay a zombie
+      SignalProcess(s, SIGKILL);
+      siginfo_t si;
+      WaitChild(s->pidfd, s->pid, &si, WEXITED);
+    }
     Dispose(s);
     return Result(env, r);
   }
   Napi::Object h = reg->ctor.New({Napi::External<ChildState>::New(env, s)});
   if (env.IsExceptionPending() || h.IsEmpty()) {
-    // No wrapper: nobody will ask. The child is still reaped.
+    // No wrapper (the environment is terminating, or out of memory): nobody will ask. The child
+    // is still reaped; a leader's group, which no group will ever clean, is killed first, while
+    // the leader is unreaped and its group is still its own.
     s->cb.Reset();
     s->ctx.reset();
+    if (end_kill >= 0) {
+      SignalGroup(s, SIGKILL, end_kill == 1);
+      SignalProcess(s, SIGKILL);
+    }
     siginfo_t si;
     if (s->unreaped()) LetGo(s, &si, false);
     if (s->state != State::kLetGo) Dispose(s);

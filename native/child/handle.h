@@ -1,6 +1,6 @@
 // The JavaScript wrapper of a ChildState (see state.h): what lib/binding.ts calls
 // NativeChildHandle. Methods return 0 / info / null, or a negative errno; they never throw for a
-// syscall failure. The group methods (signalGroup, inGroup, armEndKill) are in leader.cc.
+// syscall failure. The group methods (signalGroup, inGroup) are in leader.cc.
 #pragma once
 
 #include <napi.h>
@@ -10,7 +10,7 @@
 namespace procpin::child {
 
 // The methods JavaScript calls, each named once as X(member, "name"), in the order the class
-// defines them; signalGroup, inGroup and armEndKill are in leader.cc.
+// defines them; signalGroup and inGroup are in leader.cc.
 #define PROCPIN_CHILD_HANDLE_METHODS(X) \
   X(Pidfd, "pidfd")                     \
   X(Poll, "poll")                       \
@@ -22,7 +22,6 @@ namespace procpin::child {
   X(Close, "close")                     \
   X(SignalGroup, "signalGroup")         \
   X(InGroup, "inGroup")                 \
-  X(ArmEndKill, "armEndKill")           \
   X(KillAndReap, "killAndReap")
 
 class ChildHandle : public Napi::ObjectWrap<ChildHandle> {

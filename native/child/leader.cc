@@ -1,6 +1,7 @@
 // What a process group needs of its leader's handle (lib/group): the group signal, beside the
 // process signal in wait.cc and decided in the same place; whether the leader is still in its
-// group; its entry in the end-kill table; and, for a subreaper, the reap of members it inherits.
+// group; its entry in the end-kill table, made by the spawn; and, for a subreaper, the reap of
+// members it inherits.
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -41,18 +42,13 @@ Napi::Value ChildHandle::InGroup(const Napi::CallbackInfo& info) {
   return Result(env, g == s->pid ? 1 : 0);
 }
 
-// armEndKill(pidfdGroup): puts this leader in the end-kill table (its group dies with this
-// environment and with the process, however they end). 0, or -errno. A lost leader is armed by
-// its pidfd alone.
-Napi::Value ChildHandle::ArmEndKill(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  ChildState* s = state_;
-  bool pidfd_group = BoolArg(info, 0);
-  if (!s || !s->child() || s->state == State::kReaped) return Result(env, -ESRCH);
-  if (s->end_slot >= 0) return Result(env, 0);
-  s->end_slot =
-      endkill::AddLeader(s->reg->owner, s->pidfd, s->procdir, s->pid, pidfd_group, s->unreaped());
-  return Result(env, s->end_slot < 0 ? -ENOSPC : 0);
+// Puts a just-spawned leader in the end-kill table (its group dies with this environment and
+// with the process, however they end), before any JavaScript runs. 0, or -EAGAIN when the table
+// is full.
+int ArmEndKill(ChildState* s, bool pidfd_group) {
+  if (s->end_slot >= 0) return 0;
+  s->end_slot = endkill::AddLeader(s->reg->owner, s->pidfd, s->procdir, s->pid, pidfd_group, true);
+  return s->end_slot < 0 ? -EAGAIN : 0;
 }
 
 // reapGroupOrphans(pgid, leader) -> children of ours still alive in group `pgid`, or -errno.

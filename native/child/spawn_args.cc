@@ -112,10 +112,12 @@ struct SpawnArgs {
   std::vector<const char*> cand;
   std::vector<char*> argvp, envp, sh_argv;
   spawn::Request req;
+  int end_kill = -1;
 };
 
 // Fills `a` from (candidates, argv, env, cwd, stdio, group, pdeathsig, closeFds, onExit
-// [, cgroupProcs[, creds]]). False with a JavaScript exception pending when an argument is bad.
+// [, cgroupProcs[, creds[, endKill]]]). False with a JavaScript exception pending when an argument
+// is bad.
 bool Unpack(const Napi::CallbackInfo& info, SpawnArgs* a) {
   Napi::Env env = info.Env();
   // env is always a copy (lib/child/spawn-options.ts takes it from process.env): the CLONE_VM
@@ -212,16 +214,27 @@ bool Unpack(const Napi::CallbackInfo& info, SpawnArgs* a) {
     req.uid = static_cast<long>(ud);
     req.gid = static_cast<long>(gd);
   }
+  if (info.Length() > 11 && !info[11].IsUndefined()) {
+    int32_t end_kill;
+    if (!Int32Arg(info, 11, &end_kill)) return false;
+    if (end_kill < -1 || end_kill > 1) {
+      Napi::RangeError::New(env, "endKill must be -1, 0 or 1").ThrowAsJavaScriptException();
+      return false;
+    }
+    a->end_kill = end_kill;
+  }
   return true;
 }
 
 }  // namespace
 
 // spawn(candidates, argv, env, cwd, stdio, group, pdeathsig, closeFds, onExit
-//       [, cgroupProcs[, creds]])
+//       [, cgroupProcs[, creds[, endKill]]])
 //   -> { handle, pid, fds } or { errno, stage }
 // cgroupProcs: a descriptor of a cgroup's cgroup.procs open for writing, or -1.
 // creds: [uid, gid], -1 = unchanged.
+// endKill: a process group's leader, armed in the end-kill table (1: with the group signal through
+// its pidfd, 0: without); -1 = not a leader.
 Napi::Value Spawn(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   auto* reg = static_cast<Registry*>(info.Data());
@@ -237,19 +250,13 @@ Napi::Value Spawn(const Napi::CallbackInfo& info) {
     o.Set("stage", Napi::String::New(env, StageName(out.stage)));
     return o;
   }
-  Napi::Value h = Adopt(env, reg, out.pid, out.pidfd, Kind::kChild, info[8].As<Napi::Function>());
-  if (h.IsEmpty() || h.IsNumber()) {
+  // A leader (end_kill >= 0) is in the end-kill table before this returns: no JavaScript runs,
+  // nor can a Worker's termination fall, between its start and its arming.
+  Napi::Value h =
+      Adopt(env, reg, out.pid, out.pidfd, Kind::kChild, info[8].As<Napi::Function>(), a.end_kill);
+  if (h.IsEmpty() || h.IsNumber()) {  // not made (Adopt killed and reaped the child): no fds left
     for (int fd : parent_fds) {
       if (fd >= 0) close(fd);
-    }
-    if (h.IsNumber()) {  // could not watch it at all (out of memory): do not leave it running
-      if (out.pidfd >= 0) {
-        sys::PidfdSendSignal(out.pidfd, SIGKILL, 0);
-      } else {
-        kill(out.pid, SIGKILL);
-      }
-      siginfo_t si;
-      sys::Waitid(P_PID, static_cast<unsigned>(out.pid), &si, WEXITED);
     }
     return h;
   }

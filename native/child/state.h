@@ -152,12 +152,16 @@ void Dispose(ChildState* s);
 // Nobody will ask about this unreaped child any more. See handle.cc.
 int LetGo(ChildState* s, siginfo_t* si, bool env_ending);
 // Makes the state of a spawned child (own) or an opened process, starts its watch, wraps it.
-Napi::Value Adopt(Napi::Env env, Registry* reg, pid_t pid, int pidfd, Kind kind, Napi::Function cb);
+// end_kill >= 0: a group leader, armed in the end-kill table first (1: with the group signal
+// through its pidfd). A number: -errno, nothing was made.
+Napi::Value Adopt(Napi::Env env, Registry* reg, pid_t pid, int pidfd, Kind kind, Napi::Function cb,
+                  int end_kill = -1);
 
 // spawn_args.cc ------------------------------------------------------------------------------
 Napi::Value Spawn(const Napi::CallbackInfo& info);
 
 // leader.cc ----------------------------------------------------------------------------------
 Napi::Value ReapGroupOrphans(const Napi::CallbackInfo& info);
+int ArmEndKill(ChildState* s, bool pidfd_group);
 
 }  // namespace procpin::child

@@ -63,6 +63,26 @@ test("a child reaped by another library's waitpid(-1) thread is lost: exited, po
   assert.equal(o.memberGone, o.viaPidfd, "the lost leader's member dies through its pidfd where the kernel has it");
 });
 
+test('a child reaped by someone else after its exit was read is lost for every later poll and reap, the first and the next alike [L2.identity.lost]', async () => {
+  const c = spawn('true', [], { stdio: 'ignore' });
+  const info = await c.exited;
+  assert.equal(info.code, 'CLD_EXITED');
+  // Another library's reap, by number, of the zombie procpin was keeping.
+  const r = procpin.waitid(procpin.constants.P_PID, c.pid, procpin.constants.WEXITED);
+  assert.equal(r.pid, c.pid);
+  const codes = [];
+  for (const f of [() => c.poll(), () => c.reap(), () => c.poll(), () => c.reap()]) {
+    try {
+      f();
+      codes.push('none');
+    } catch (e) {
+      codes.push(e.code);
+    }
+  }
+  assert.deepEqual(codes, [LOST, LOST, LOST, LOST]);
+  assert.equal(c.kill('SIGKILL'), false);
+});
+
 test('SIGCHLD set to ignored after the spawn: the auto-reaped child is reported lost [L2.identity.lost]', async (t) => {
   const so = compileC('sigchld_ignore', { output: 'sigchld_ignore.so', shared: true });
   if (!need(t, so, `cc for the SIGCHLD helper: ${compileC.lastError}`)) return;

@@ -11,6 +11,9 @@ import { runs } from '../fixtures/reliab-lib.mjs';
 test('Workers terminated mid-work dozens of times in a loop never take the process down, and leave none of their groups [L3a.end.worker]', async (t) => {
   const dir = tmpDirFor(t, 'procpin-wterm-');
   const rounds = runs(60, 300);
+  // Every member carries this marker, so one that escaped before the Worker posted its pgid (or
+  // that the group never knew) is counted too.
+  const marker = `wterm-${process.pid}-${Date.now()}`;
   const code = `
     import { Worker } from 'node:worker_threads';
     import { openSync, readdirSync, readFileSync } from 'node:fs';
@@ -36,7 +39,7 @@ test('Workers terminated mid-work dozens of times in a loop never take the proce
           try { const c = p.spawn('true', [], { stdio: 'ignore' }); c.exited.then(() => c.reap()).catch(() => {}); } catch {}
           try { p.openProcess(process.pid).close(); } catch {}
           try {
-            const g = p.spawnGroup('sh', ['-c', 'sleep 1000 & exit 0'], { stdio: 'ignore', grace: 1000 });
+            const g = p.spawnGroup('sh', ['-c', 'sleep 1000 & exit 0'], { stdio: 'ignore', grace: 1000, env: { ...process.env, PROCPIN_WTERM: ${JSON.stringify(marker)} } });
             parentPort.postMessage(g.pgid);
           } catch {}
           if (n % 3 === 0) ac.abort();
@@ -49,11 +52,14 @@ test('Workers terminated mid-work dozens of times in a loop never take the proce
       await w.terminate();
       survived++;
     }
-    const { procsWhere } = await import(${procLib});
-    const live = () => procsWhere((st) => pgids.includes(st.pgid) && st.state !== 'Z').length;
+    const { markedLive } = await import(${procLib});
+    const live = () => markedLive('PROCPIN_WTERM', ${JSON.stringify(marker)}).length;
     const end = Date.now() + 5000;
     while (live() > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
-    console.log(JSON.stringify({ survived, groups: pgids.length, alive: live() }));`;
+    const alive = live();
+    // Survivors (a failure) are ended here, by pid, so that none outlives the test.
+    for (const st of markedLive('PROCPIN_WTERM', ${JSON.stringify(marker)})) process.kill(st.pid, 'SIGKILL');
+    console.log(JSON.stringify({ survived, groups: pgids.length, alive }));`;
   const r = await runNode(code, { timeout: 240000 });
   const line = r.stdout.trim().split('\n').at(-1);
   t.diagnostic(`rounds ${rounds}: status ${r.code ?? r.signal}; ${line}`);

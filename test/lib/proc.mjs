@@ -60,6 +60,22 @@ export function procsWhere(keep) {
   return out;
 }
 
+/**
+ * Live (non-zombie) processes whose environment holds `name=value` (`/proc/PID/environ`): a
+ * marker that every process a command starts inherits, whatever group or session it moves to.
+ */
+export function markedLive(name, value) {
+  const want = `${name}=${value}`;
+  return procsWhere((st) => {
+    if (st.state === 'Z' || st.state === 'X') return false;
+    try {
+      return readFileSync(`/proc/${st.pid}/environ`, 'latin1').split('\0').includes(want);
+    } catch {
+      return false;
+    }
+  });
+}
+
 /** Live (non-zombie) processes whose pgid is `pgid`. */
 export function liveMembers(pgid) {
   return procsWhere((st) => st.pgid === pgid && st.state !== 'Z' && st.state !== 'X');
