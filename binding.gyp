@@ -19,6 +19,7 @@
         "native/child/wait.cc",
         "native/child/watch.cc",
         "native/endkill.cc",
+        "native/held_fd.cc",
         "native/core/sweep.cc",
         "native/core/sweep_candidate.cc",
         "native/core/sweep_create.cc",
@@ -60,7 +61,12 @@
       "sources": ["native/init/procpin-init.c", "native/init/outer.c"],
       "defines": ["_GNU_SOURCE"],
       "cflags": ["-Wall", "-Wextra", "-Werror", "-fstack-protector-strong", "-O2", "-std=gnu11", "-fPIE"],
-      "ldflags": ["-Wl,-z,relro,-z,now", "<!@(sh native/init/link-flags.sh)"]
+      "ldflags": ["-Wl,-z,relro,-z,now", "<!@(sh native/init/link-flags.sh)"],
+      "conditions": [
+        ["'<!(node -p \"process.env.PROCPIN_TEST_HOOKS || ''\")'!=''", {
+          "defines": ["PROCPIN_TEST_HOOKS"]
+        }]
+      ]
     }
   ]
 }

@@ -48,6 +48,20 @@ export interface NativeConstants {
   readonly LOCK_NB: number;
 }
 
+/**
+ * A descriptor the addon made, held for JavaScript (native/held_fd.cc): closed exactly once, by
+ * close(), garbage collection or the end of its environment (a Worker's teardown runs no
+ * JavaScript). Non-blocking.
+ */
+export interface NativeHeldFd {
+  /** At most `max` bytes (an empty Buffer at end of file), null when none came within `ms`, or -errno. */
+  read(max: number, ms: number): Buffer | null | number;
+  /** 0 the first time, -EBADF after. */
+  close(): number;
+  /** As close(), the close(2) itself made by a thread of the addon's. */
+  closeOffLoop(): number;
+}
+
 /** The native side of a Child or ProcessHandle (native/child/). */
 export interface NativeChildHandle {
   /** The pidfd, -1 when none (old kernel) or after reap/close. */
@@ -134,6 +148,10 @@ export interface NativeBinding {
   flock(fd: number, operation: number): number;
   /** close(2) of a descriptor the addon made (fs closes only what fs opened: Workers track it). */
   closeFd(fd: number): number;
+  /** Takes a descriptor the addon made over (native/held_fd.cc), or -errno. */
+  holdFd(fd: number): NativeHeldFd | number;
+  /** open(path, O_RDONLY | O_CLOEXEC), held (native/held_fd.cc), or -errno. */
+  openHeld(path: string): NativeHeldFd | number;
   setPdeathsig(signal: number): number;
   getPdeathsig(): number;
   setChildSubreaper(on: boolean): number;

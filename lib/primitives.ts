@@ -75,12 +75,14 @@ export function waitid(idtype: number, id: number, options: number): WaitInfo | 
 
 /**
  * `pidfd_open(2)`: a descriptor that refers to process `pid` (O_CLOEXEC, as the kernel makes
- * it). `flags` may be `PIDFD_NONBLOCK`. Close it with `fs.closeSync`.
+ * it). `flags` may be `PIDFD_NONBLOCK`. Close it with `closeRange(fd, fd)`: `fs.closeSync` closes
+ * it too, but in a Worker Node warns ("closed but not opened in unmanaged mode") for a descriptor
+ * that `fs` did not open. `openProcess(pid)` gives a handle that closes its own.
  *
  * @example
  * const fd = pidfdOpen(pid);
  * pidfdSendSignal(fd, 'SIGTERM'); // reaches that process, never a later one with the same pid
- * fs.closeSync(fd);
+ * closeRange(fd, fd);
  */
 export function pidfdOpen(pid: number, flags = 0): number {
   validatePid(pid, 'pid', pidfdOpen);

@@ -13,6 +13,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   InitTty(env, exports);
   InitScan(env, exports);
   InitEndKill(env, exports);
+  InitHeldFd(env, exports);
   return exports;
 }
 

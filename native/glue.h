@@ -194,5 +194,6 @@ void InitSweep(Napi::Env env, Napi::Object exports);
 void InitTty(Napi::Env env, Napi::Object exports);
 void InitScan(Napi::Env env, Napi::Object exports);
 void InitEndKill(Napi::Env env, Napi::Object exports);
+void InitHeldFd(Napi::Env env, Napi::Object exports);
 
 }  // namespace procpin

@@ -6,8 +6,7 @@
  * signal) the kernel kills the whole namespace.
  * @module
  */
-import * as fs from 'node:fs';
-import { binding, initExecutablePath } from '../binding';
+import { binding, initExecutablePath, type NativeHeldFd } from '../binding';
 import { Child, spawnRewritten, type SpawnOptions, type SpawnSpec } from '../child/child';
 import type { WaitInfo } from '../waitinfo';
 import { errnoException } from '../errors';
@@ -59,42 +58,23 @@ export function spawnPidns(
     };
   };
   const child = spawnRewritten(file, [...args], options, rewrite);
-  // procpin-init writes here what failed before the command's execve; the command's execve
-  // closes the last copy. Reading to the end is the spawn's own wait, as vfork is for a plain one.
-  const [fd, statusFd = -1] = Child.takeInternalFds(child);
-  let statusOpen = statusFd >= 0;
+  const [fd = -1, statusFd = -1] = Child.takeInternalFds(child);
+  // Both held by the addon: closed at the group's exit at the latest, or by the environment's
+  // end when that comes first (a Worker's teardown runs no JavaScript).
+  const errors = hold(fd);
+  const status = hold(statusFd);
   const takeStatus = (): string => {
-    if (!statusOpen) return '';
-    statusOpen = false;
-    return readStatus(statusFd);
+    errors?.close();
+    return readStatus(status);
   };
   Child.mapExit(child, (info) => withCoreDump(info, takeStatus()));
-  let text = '';
-  if (fd !== undefined && fd >= 0) {
-    const buf = Buffer.alloc(128);
-    try {
-      for (;;) {
-        let n: number;
-        try {
-          n = fs.readSync(fd, buf, 0, buf.length, null);
-        } catch (err) {
-          if (
-            (err as NodeJS.ErrnoException).code === 'EAGAIN' ||
-            (err as NodeJS.ErrnoException).code === 'EINTR'
-          )
-            continue;
-          throw err;
-        }
-        if (n === 0) break;
-        text += buf.toString('latin1', 0, n);
-      }
-    } finally {
-      binding.closeFd(fd);
-    }
-  }
+  // procpin-init writes here what failed before the command's execve, which closes the last copy.
+  // The end of the stream is the spawn's own wait, as vfork is for a plain one; but procpin-init
+  // is a process that someone else may stop (SIGSTOP) or hold up: see startReport.
+  const text = errors === null ? '' : startReport(errors, child.pid);
   let m: RegExpExecArray | null = null;
   let mntns = -1;
-  for (const line of text.split('\n')) {
+  for (const line of text.split('\n').slice(0, -1)) {
     const l = /^(\w+) (\d+)$/.exec(line);
     if (l === null) continue;
     if (l[1] !== 'mntns') {
@@ -107,7 +87,9 @@ export function spawnPidns(
     if (mntns >= 0) holdMountNamespace(child, mntns);
     return child;
   }
-  // Nothing of the command runs: procpin-init exits at once; reap it as soon as it does.
+  // Nothing of the command runs: procpin-init exits at once (and is made to, should it be stopped
+  // after it said so); reap it as soon as it does.
+  child.kill(SIGKILL);
   child.close();
   takeStatus();
   const stage = m[1] as string;
@@ -125,20 +107,62 @@ export function spawnPidns(
   );
 }
 
+// How long a spawn waits at most for procpin-init's report, and the slice between two looks at
+// whether procpin-init is stopped.
+const START_WAIT_MS = 1000;
+const START_SLICE_MS = 2;
+
+// procpin-init's report on the start, read up to its end: that comes within a few milliseconds
+// (the command's execve closes it). Cut short, and the rest left unread, when a process of the
+// start (procpin-init's two halves, the command before its execve) is stopped, or after
+// START_WAIT_MS: the spawn then returns the running group without waiting for the stopped
+// process, and a failure it meets once continued ends procpin-init as it ends the command: 127
+// (not found), 126 (could not run), 125 (no namespace). Only whole lines are read here.
+function startReport(errors: NativeHeldFd, pid: number): string {
+  let text = '';
+  const deadline = performance.now() + START_WAIT_MS;
+  for (;;) {
+    const r = errors.read(128, START_SLICE_MS);
+    if (r instanceof Buffer && r.length > 0) {
+      text += r.toString('latin1');
+      continue;
+    }
+    // The end of the stream (or an error reading it: nothing more to learn there).
+    if (r !== null) {
+      errors.close();
+      return text;
+    }
+    if (performance.now() >= deadline || startStopped(pid)) return text;
+  }
+}
+
+// Whether procpin-init (`pid`, procpin's child), its inner half or the command before its
+// execve is stopped (or stopped by a tracer), by the host's /proc.
+function startStopped(pid: number, depth = 0): boolean {
+  const st = binding.procStat(pid);
+  if (typeof st === 'number') return false;
+  if (st[0] === 'T' || st[0] === 't') return true;
+  if (depth === 2) return false;
+  const children = readText(`/proc/${pid}/task/${pid}/children`);
+  if (children === null) return false;
+  return children
+    .split(' ')
+    .filter((c) => c !== '')
+    .some((c) => startStopped(Number(c), depth + 1));
+}
+
 // The namespace's mount namespace, from procpin-init's outer (which holds it as descriptor
 // `outerFd`), held until the group's init has exited and then closed off the event loop: its
 // teardown (the release of its mounts waits for an RCU grace period, about as long as the rest of
 // a contained spawn) then neither delays the exit that reports the command's status nor blocks
 // this thread. Opened through /proc/PID/fd of our own unreaped child: the number names no other
-// process. When the outer is gone already, there is nothing to hold.
+// process. When the outer is gone already, there is nothing to hold. Held by the addon, whose
+// closer thread closes it (a close queued on the threadpool would be cancelled by the end of a
+// Worker, and the descriptor left open), or the environment's end.
 function holdMountNamespace(child: Child, outerFd: number): void {
-  let fd: number;
-  try {
-    fd = fs.openSync(`/proc/${child.pid}/fd/${outerFd}`, fs.constants.O_RDONLY);
-  } catch {
-    return;
-  }
-  const close = () => fs.close(fd, () => {});
+  const held = binding.openHeld(`/proc/${child.pid}/fd/${outerFd}`);
+  if (typeof held === 'number') return;
+  const close = () => held.closeOffLoop();
   child.exited.then(close, close);
 }
 
@@ -148,17 +172,23 @@ const CORE_DUMPED = 0x80;
 // (which would be written next to the command's, or sent to the system's crash handler): the
 // command's raw wait status, written to the status descriptor just before, says whether the
 // command's death dumped core. Read once, when the outer's exit is first seen.
-function readStatus(fd: number): string {
+function readStatus(held: NativeHeldFd | null): string {
+  if (held === null) return '';
   try {
-    const buf = Buffer.alloc(24);
-    const n = fs.readSync(fd, buf, 0, buf.length, null);
-    return buf.toString('latin1', 0, n);
-  } catch {
-    return ''; // the outer died before it could say (killed from outside); only the inner, which
-    // dies with it, ever held another copy (and closes it first thing)
+    const r = held.read(24, 0);
+    // Nothing there: the outer died before it could say (killed from outside), or the inner,
+    // which closes its copy first thing, was held up before it could.
+    return r instanceof Buffer ? r.toString('latin1') : '';
   } finally {
-    binding.closeFd(fd);
+    held.close();
   }
+}
+
+/** A descriptor the addon made, held by it (closed once, also at the environment's end); or null. */
+function hold(fd: number): NativeHeldFd | null {
+  if (fd < 0) return null;
+  const h = binding.holdFd(fd);
+  return typeof h === 'number' ? null : h;
 }
 
 function withCoreDump(info: WaitInfo, text: string): WaitInfo {

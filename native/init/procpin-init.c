@@ -85,6 +85,9 @@ static int g_sigfd = -1;            // the outer's signalfd of the forwarded set
 static uid_t g_uid;
 static gid_t g_gid;
 static int g_userns = 0;
+#ifdef PROCPIN_TEST_HOOKS
+static int g_hook[2] = {-1, -1};  // PROCPIN_INIT_TEST_STOP=inner: the inner waits on [0]
+#endif
 
 static void report(const char* stage, int err) {
   if (g_errfd < 0) return;
@@ -182,6 +185,15 @@ static int inner_main(void* arg) {
   close(g_sigfd);
   close(g_life[1]);
   close(g_status[0]);
+#ifdef PROCPIN_TEST_HOOKS
+  if (g_hook[0] >= 0) {
+    char c;
+    ssize_t r = read(g_hook[0], &c, 1);
+    (void)r;
+    close(g_hook[0]);
+    close(g_hook[1]);
+  }
+#endif
   // Dies with the outer; the outer may have died before the prctl: its end of the pipe is then
   // closed (getppid() would read 0 either way, the parent being outside the namespace).
   if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) fail("setup", errno, 125);
@@ -319,6 +331,12 @@ int main(int argc, char** argv) {
   if (pipe2(g_life, O_CLOEXEC) < 0 || pipe2(g_status, O_CLOEXEC) < 0) fail("setup", errno, 125);
   g_sigfd = signalfd(-1, &set, SFD_CLOEXEC);
   if (g_sigfd < 0) fail("setup", errno, 125);
+#ifdef PROCPIN_TEST_HOOKS
+  const char* stop_inner = getenv("PROCPIN_INIT_TEST_STOP");
+  if (stop_inner != NULL && strcmp(stop_inner, "inner") == 0 && pipe2(g_hook, O_CLOEXEC) < 0) {
+    fail("setup", errno, 125);
+  }
+#endif
   g_uid = geteuid();
   g_gid = getegid();
   int flags = CLONE_NEWPID | CLONE_NEWNS | SIGCHLD;
@@ -333,6 +351,17 @@ int main(int argc, char** argv) {
     inner = clone(inner_main, stack + sizeof stack, flags | CLONE_NEWUSER, NULL);
   }
   if (inner < 0) fail(g_userns ? "userns" : "clone", errno, 125);
+#ifdef PROCPIN_TEST_HOOKS
+  // The test build only: someone else stops the inner (or the outer) before the command runs,
+  // while the spawn's error stream is still open. The inner waits for the stop to be sent.
+  if (g_hook[1] >= 0) {
+    kill(inner, SIGSTOP);
+    ssize_t w = write(g_hook[1], "", 1);
+    (void)w;
+    close(g_hook[0]);
+    close(g_hook[1]);
+  }
+#endif
   // The namespace's mount namespace, held open: procpin opens it through /proc/OUTER/fd and
   // closes its copy off its event loop once the group has ended, so that the namespace's
   // teardown (its mounts' release waits for an RCU grace period) is not paid by the inner's
@@ -341,6 +370,10 @@ int main(int argc, char** argv) {
   snprintf(path, sizeof path, "/proc/%d/ns/mnt", (int)inner);
   int mntns = open(path, O_RDONLY | O_CLOEXEC);
   if (mntns >= 0) report("mntns", mntns);
+#ifdef PROCPIN_TEST_HOOKS
+  const char* stop = getenv("PROCPIN_INIT_TEST_STOP");
+  if (stop != NULL && strcmp(stop, "outer") == 0) kill(getpid(), SIGSTOP);
+#endif
   close(g_life[0]);
   close(g_status[1]);
   close(g_errfd);

@@ -125,6 +125,7 @@ export const RULES_BASE = [
       "'async flock waits off the event loop",
       "'eight async flock waiters each on a thread of their own",
       "'exit watching uses no thread per child",
+      "'pidns: a spawn whose procpin-init someone else stopped returns without waiting for it",
     ],
   },
   {

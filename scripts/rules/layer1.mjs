@@ -53,6 +53,7 @@ export const RULES_LAYER1 = [
     tests: [
       "'a pidfd names its process in fdinfo, reports the exit before the reap",
       "'a PIDFD_NONBLOCK pidfd makes a blocking waitid",
+      '"a Worker\'s pidfd closed with closeRange(fd, fd)',
     ],
   },
   {

@@ -287,6 +287,8 @@ export const RULES_LAYER3A = [
       '"worker.terminate() kills the Worker\'s own groups',
       "'Workers terminated mid-work dozens of times in a loop",
       "`${mode}: a Worker's contained groups close every descriptor exactly once",
+      '`${mode}: Workers terminated while their contained groups run',
+      '"pidns: Workers terminated just after their group ended',
     ],
     pending: [
       "'cgroup: the end of the Worker that spawned a group kills every process of its cgroup",

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { closeSync } from 'node:fs';
 import * as procpin from '../../dist/index.js';
-import { isGone, liveMembers, need, procLib, procState, root, waitFor } from '../helpers.mjs';
+import { isGone, liveMembers, need, procLib, procState, root, runNode, waitFor } from '../helpers.mjs';
 import { binding } from '../../dist/binding.js';
 
 const { constants: C } = procpin;
@@ -312,4 +312,28 @@ test('waitid without WNOHANG on a process that is not our child fails with ECHIL
     (/** @type {import('procpin').ProcpinSystemError} */ e) => e.code === 'ECHILD' && e.pid === 1,
   );
   assert.equal(procState(process.pid), 'R');
+});
+
+test("a Worker's pidfd closed with closeRange(fd, fd), as the README says, draws no warning from Node and leaves no descriptor; fs.closeSync would [L1.pidfd.open]", async () => {
+  const code = `
+    import { Worker } from 'node:worker_threads';
+    const w = new Worker(\`
+      const { parentPort } = require('node:worker_threads');
+      const { readdirSync, closeSync } = require('node:fs');
+      const { pidfdOpen, closeRange } = require(${pkgUrl.replace(/"/g, '\\"')});
+      const close = process.argv.includes('fs') ? (fd) => closeSync(fd) : (fd) => closeRange(fd, fd);
+      const before = readdirSync('/proc/self/fd').length;
+      for (let i = 0; i < 10; i++) close(pidfdOpen(process.pid));
+      parentPort.postMessage({ before, after: readdirSync('/proc/self/fd').length });\`,
+      { eval: true, argv: process.argv.slice(1), execArgv: [] });
+    const out = await new Promise((resolve, reject) => { w.once('message', resolve); w.once('error', reject); });
+    console.log(JSON.stringify(out));`;
+  for (const how of ['closeRange', 'fs']) {
+    const r = await runNode(code, { args: [how] });
+    assert.equal(r.code, 0, r.stderr);
+    const out = JSON.parse(r.stdout.trim().split('\n').at(-1));
+    assert.equal(out.after, out.before, `${how}: descriptors left`);
+    if (how === 'closeRange') assert.equal(r.stderr, '');
+    else assert.match(r.stderr, /closed but not opened in unmanaged mode/);
+  }
 });
