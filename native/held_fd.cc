@@ -17,7 +17,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -54,9 +53,12 @@ class Closer {
       started_ = true;
       sigset_t all, old;
       sigfillset(&all);
-      pthread_sigmask(SIG_SETMASK, &all, &old);  // the thread starts with every signal blocked
+      // The thread starts with every signal blocked. sigprocmask acts on the calling thread on
+      // Linux, as pthread_sigmask does, and keeps the addon at the glibc floor (glibc 2.32 moved
+      // pthread_sigmask into libc under a new version).
+      sigprocmask(SIG_SETMASK, &all, &old);
       std::thread([this] { Run(); }).detach();
-      pthread_sigmask(SIG_SETMASK, &old, nullptr);
+      sigprocmask(SIG_SETMASK, &old, nullptr);
     }
     cv_.notify_one();
   }
